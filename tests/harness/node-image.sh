@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Build the simulated-node image: Debian 12 minbase with systemd, as a bare
+# server would have it (no docker, no vendor packages: the roles install those).
+# usage: node-image.sh MIRROR TAG
+set -euo pipefail
+MIRROR=${1:?mirror} TAG=${2:?tag}
+ROOT=$(mktemp -d /var/tmp/inferops-rootfs.XXXXXX)
+trap 'rm -rf "$ROOT"' EXIT
+debootstrap --variant=minbase \
+  --include=python3,python3-apt,ca-certificates,iproute2,procps,curl,gnupg,systemd,systemd-sysv,dbus,sudo,kmod,pciutils \
+  bookworm "$ROOT" "$MIRROR" >/dev/null
+# Units that cannot work in a container and would mark the system degraded.
+for unit in getty@tty1.service console-getty.service systemd-udevd.service \
+            systemd-udev-trigger.service systemd-logind.service systemd-remount-fs.service; do
+  ln -sf /dev/null "$ROOT/etc/systemd/system/$unit"
+done
+rm -rf "$ROOT"/var/cache/apt/archives/*.deb "$ROOT"/var/lib/apt/lists/*
+tar -C "$ROOT" -c . | docker import -c 'CMD ["/sbin/init"]' -c 'ENV container=docker' -c 'ENV LANG=C.UTF-8' - "$TAG" >/dev/null
