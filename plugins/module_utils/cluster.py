@@ -1,0 +1,385 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""The cluster model: inventory variables of one cluster's hosts, read once,
+checked, and turned into typed data. Every error names the variable, the
+value, where it was read and the fix. No Ansible imports.
+
+Variables (documented for users in roles/cluster_plan/meta/argument_specs.yml):
+cluster-wide ones must have one value on every member, host ones may differ.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ansible_collections.inferops.vllm.plugins.module_utils import hardware, rules, vllm_surface
+from ansible_collections.inferops.vllm.plugins.module_utils.profiles import PROFILES
+
+STRATEGIES = {
+    "single": "one node; tensor parallel over its GPUs",
+    "dep": "data + expert parallel: one engine per GPU, experts spread over all GPUs",
+    "dp": "data parallel without expert parallel (dense models, the CPU lab)",
+    "tp": "one tensor-parallel group across all nodes (--nnodes)",
+    "tp_pp": "tensor parallel inside a node, pipeline parallel across nodes",
+    "tp_dp": "tensor parallel inside a node, one data-parallel replica per node",
+}
+LOAD_BALANCING = ("internal", "hybrid")
+GPU_ACCESS = ("gpus", "cdi")
+
+# Cluster-wide variables and their defaults (None: computed or optional).
+CLUSTER_DEFAULTS: Dict[str, Any] = {
+    "vllm_profile": "kimi_k3",
+    "vllm_model": None,
+    "vllm_served_model_name": None,
+    "vllm_version": "0.32.0",
+    "vllm_image": None,
+    "vllm_gpu_model": None,
+    "vllm_gpus_per_node": None,
+    "vllm_fabric": None,
+    "vllm_roce_gid_index": 3,
+    "vllm_strategy": None,
+    "vllm_load_balancing": "internal",
+    "vllm_tensor_parallel_size": None,
+    "vllm_pipeline_parallel_size": None,
+    "vllm_data_parallel_size": None,
+    "vllm_decode_context_parallel_size": 1,
+    "vllm_all2all_backend": None,
+    "vllm_moe_backend": None,
+    "vllm_kv_cache_dtype": None,
+    "vllm_max_model_len": None,
+    "vllm_port": 8000,
+    "vllm_dp_rpc_port": 13345,
+    "vllm_master_port": 29501,
+    "vllm_bind_host": "0.0.0.0",
+    "vllm_site_args": {},
+    "vllm_site_env": {},
+    "vllm_args": {},
+    "vllm_env": {},
+    "vllm_gpu_access": "gpus",
+    "vllm_container_privileged": False,
+    "vllm_model_cache_dir": "/var/lib/inferops-vllm/huggingface",
+    "vllm_nvlink_domain": None,
+}
+# Variables that may differ between hosts. vllm_args/vllm_env may too, but the
+# compiler then refuses any difference that shapes the engine.
+HOST_VARS = ("vllm_control_address", "vllm_control_interface", "vllm_ib_hcas", "vllm_node_rank",
+             "vllm_port", "vllm_args", "vllm_env")
+# Flags the compiler owns: layout, roles, endpoint and secrets.
+OWNED_FLAGS = {
+    "model": "vllm_model", "served-model-name": "vllm_served_model_name", "host": "vllm_bind_host",
+    "port": "vllm_port", "tensor-parallel-size": "vllm_tensor_parallel_size",
+    "pipeline-parallel-size": "vllm_pipeline_parallel_size", "data-parallel-size": "vllm_data_parallel_size",
+    "data-parallel-size-local": "vllm_strategy", "data-parallel-start-rank": "vllm_strategy",
+    "data-parallel-rank": "vllm_load_balancing", "data-parallel-address": "vllm_control_address",
+    "data-parallel-rpc-port": "vllm_dp_rpc_port", "data-parallel-hybrid-lb": "vllm_load_balancing",
+    "data-parallel-external-lb": "vllm_load_balancing", "headless": "vllm_strategy",
+    "nnodes": "vllm_strategy", "node-rank": "vllm_node_rank", "master-addr": "vllm_control_address",
+    "master-port": "vllm_master_port", "enable-expert-parallel": "vllm_strategy",
+    "decode-context-parallel-size": "vllm_decode_context_parallel_size",
+    "all2all-backend": "vllm_all2all_backend", "moe-backend": "vllm_moe_backend",
+    "kv-cache-dtype": "vllm_kv_cache_dtype", "max-model-len": "vllm_max_model_len",
+    "api-key": "vllm_api_key", "config": None,
+}
+SECRET_ENV = {"VLLM_API_KEY": "vllm_api_key", "HF_TOKEN": "vllm_hf_token"}
+
+
+class ClusterError(ValueError):
+    """Bad inventory input: names the variable, the value, where, and the fix."""
+
+    def __init__(self, variable: str, value: Any, where: str, problem: str, fix: str):
+        self.variable, self.value, self.where, self.problem, self.fix = variable, value, where, problem, fix
+        super().__init__("%s=%r (%s): %s. Fix: %s" % (variable, value, where, problem, fix))
+
+
+@dataclass(frozen=True)
+class Node:
+    host: str
+    rank: int
+    address: Optional[str]
+    interface: Optional[str]
+    hcas: Tuple[str, ...]
+    port: int
+    args: Mapping[str, Any]
+    env: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Layout:
+    strategy: str
+    tp: int
+    pp: int
+    dp: int
+    dp_local: int
+    dcp: int
+    expert_parallel: bool
+
+
+@dataclass(frozen=True)
+class Cluster:
+    name: str
+    nodes: Tuple[Node, ...]
+    accelerator: hardware.Accelerator
+    gpus_per_node: int
+    fabric: rules.Fabric
+    layout: Layout
+    load_balancing: str
+    profile_name: str
+    profile: Mapping[str, Any]
+    surface: vllm_surface.Surface
+    settings: Mapping[str, Any]          # the cluster-wide variables, defaults applied
+    secrets: Mapping[str, str] = field(default_factory=dict)   # env name -> variable holding it
+    warnings: Tuple[str, ...] = ()
+
+    @property
+    def head(self) -> Node:
+        return self.nodes[0]
+
+    @property
+    def multi_node(self) -> bool:
+        return len(self.nodes) > 1
+
+    @property
+    def traffic(self) -> Optional[str]:
+        return rules.traffic_kind(self.fabric, len(self.nodes))
+
+
+def _fail(variable: str, value: Any, where: str, problem: str, fix: str):
+    raise ClusterError(variable, value, where, problem, fix)
+
+
+def _int(variable: str, value: Any, where: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit() \
+            or int(value) < minimum:
+        _fail(variable, value, where, "must be an integer >= %d" % minimum, "set a whole number, e.g. %d" % minimum)
+    return int(value)
+
+
+def _choice(variable: str, value: Any, where: str, choices: Sequence[str]) -> str:
+    if value not in choices:
+        _fail(variable, value, where, "not one of %s" % ", ".join(choices), "set one of %s" % ", ".join(choices))
+    return value
+
+
+def _mapping(variable: str, value: Any, where: str) -> Dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        _fail(variable, value, where, "must be a mapping", "write it as a YAML mapping (flag: value)")
+    return dict(value)
+
+
+def _cluster_settings(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Dict[str, Any]:
+    """One value per cluster-wide variable; a value that differs between hosts is an error."""
+    settings = {}
+    for var, default in CLUSTER_DEFAULTS.items():
+        if var in HOST_VARS:
+            continue
+        seen = {}
+        for host, hvars in members:
+            seen.setdefault(repr(hvars.get(var, default)), (host, hvars.get(var, default)))
+        if len(seen) > 1:
+            shown = ", ".join("%s=%r" % (h, v) for h, v in seen.values())
+            _fail(var, [v for _, v in seen.values()], "cluster %s" % name,
+                  "differs between hosts (%s)" % shown,
+                  "set %s once in the cluster group's group_vars, not per host" % var)
+        settings[var] = next(iter(seen.values()))[1]
+    return settings
+
+
+def _order(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> List[Tuple[str, Mapping[str, Any]]]:
+    """Inventory order, unless every host sets vllm_node_rank (then 0..N-1, head = 0)."""
+    ranks = [hvars.get("vllm_node_rank") for _, hvars in members]
+    if all(r is None for r in ranks):
+        return list(members)
+    if any(r is None for r in ranks):
+        missing = [h for (h, hv) in members if hv.get("vllm_node_rank") is None]
+        _fail("vllm_node_rank", None, "hosts %s of cluster %s" % (", ".join(missing), name),
+              "set on some hosts but not on these", "set vllm_node_rank on every host of the cluster, or on none")
+    ranked = sorted(members, key=lambda m: _int("vllm_node_rank", m[1]["vllm_node_rank"], m[0], 0))
+    got = [int(hv["vllm_node_rank"]) for _, hv in ranked]
+    if got != list(range(len(members))):
+        _fail("vllm_node_rank", got, "cluster %s" % name, "ranks must be 0..%d, each once" % (len(members) - 1),
+              "number the hosts 0 (head) to %d" % (len(members) - 1))
+    return ranked
+
+
+def _address(host: str, hvars: Mapping[str, Any], required: bool) -> Optional[str]:
+    value = hvars.get("vllm_control_address") or hvars.get("ansible_host")
+    where = "host %s" % host
+    if value is None:
+        if required:
+            _fail("vllm_control_address", None, where, "multi-node clusters need each node's control-plane IP",
+                  "set vllm_control_address (or ansible_host) to the IP the nodes reach each other on")
+        return None
+    try:
+        ipaddress.ip_address(str(value))
+    except ValueError:
+        if required:
+            _fail("vllm_control_address", value, where, "not an IP address (vLLM and NCCL bind to IPs)",
+                  "set vllm_control_address to the node's IP on the control-plane network")
+        return None
+    return str(value)
+
+
+def _accelerator(settings: Dict[str, Any], where: str) -> hardware.Accelerator:
+    model = settings["vllm_gpu_model"]
+    if settings["vllm_profile"] == "cpu_lab" and model is None:
+        model = "CPU"
+    acc = hardware.lookup(model) if model is not None else None
+    if acc is None:
+        _fail("vllm_gpu_model", model, where, "unknown or unset GPU model",
+              "set one of %s in the cluster's group_vars" % ", ".join(sorted(hardware.CATALOG)))
+    return acc
+
+
+def _fabric(settings: Dict[str, Any], acc: hardware.Accelerator, nodes: int, where: str) -> rules.Fabric:
+    name = settings["vllm_fabric"]
+    if name is None:
+        if nodes > 1:
+            _fail("vllm_fabric", None, where, "a multi-node cluster needs its interconnect",
+                  "set vllm_fabric to mnnvl, infiniband, roce or ethernet")
+        name = {"nvidia": "nvlink"}.get(acc.vendor, "none")
+    fabric = rules.FABRICS.get(name)
+    if fabric is None:
+        _fail("vllm_fabric", name, where, "unknown fabric", "set one of %s" % ", ".join(rules.FABRICS))
+    if nodes > 1 and not fabric.multi_node:
+        _fail("vllm_fabric", name, where, "%s does not connect %d nodes" % (fabric.description, nodes),
+              "set mnnvl, infiniband, roce or ethernet for a multi-node cluster")
+    if fabric.nvlink and acc.vendor != "nvidia":
+        _fail("vllm_fabric", name, where, "NVLink is NVIDIA-only but vllm_gpu_model is %s" % acc.model,
+              "set vllm_fabric to infiniband or roce (or none on one node)")
+    if name == "mnnvl" and not acc.mnnvl:
+        _fail("vllm_fabric", name, where, "%s cannot join a multi-node NVLink domain" % acc.model,
+              "use mnnvl only with GB200/GB300 NVL racks; set infiniband or roce")
+    return fabric
+
+
+def _layout(settings: Dict[str, Any], acc: hardware.Accelerator, gpus: int, nodes: int, moe: bool,
+            where: str) -> Layout:
+    strategy = settings["vllm_strategy"] or ("single" if nodes == 1 else ("dep" if moe else "tp_pp"))
+    _choice("vllm_strategy", strategy, where, list(STRATEGIES))
+    total = gpus * nodes
+    tp_set, pp_set, dp_set = (settings["vllm_tensor_parallel_size"], settings["vllm_pipeline_parallel_size"],
+                              settings["vllm_data_parallel_size"])
+    tp = _int("vllm_tensor_parallel_size", tp_set, where) if tp_set is not None else None
+    pp = _int("vllm_pipeline_parallel_size", pp_set, where) if pp_set is not None else None
+    dcp = _int("vllm_decode_context_parallel_size", settings["vllm_decode_context_parallel_size"], where)
+    if strategy == "single" and nodes > 1:
+        _fail("vllm_strategy", strategy, where, "the cluster has %d nodes" % nodes,
+              "choose dep, dp, tp, tp_pp or tp_dp, or put one host in the cluster group")
+    if strategy in ("dep", "dp"):
+        tp = tp or 1
+        if gpus % tp:
+            _fail("vllm_tensor_parallel_size", tp, where, "must divide the %d GPUs per node" % gpus,
+                  "use a divisor of %d" % gpus)
+        layout = Layout(strategy, tp, 1, total // tp, gpus // tp, dcp, strategy == "dep")
+    elif strategy == "single":
+        tp = tp or gpus // (pp or 1)
+        pp = pp or 1
+        if tp * pp > gpus:
+            _fail("vllm_tensor_parallel_size", tp, where, "tp %d x pp %d exceeds the %d GPUs of the node"
+                  % (tp, pp, gpus), "keep tensor x pipeline parallel size within %d" % gpus)
+        layout = Layout(strategy, tp, pp, 1, 1, dcp, False)
+    elif strategy == "tp":
+        layout = Layout(strategy, total, 1, 1, 1, dcp, False)
+        if tp is not None and tp != total:
+            _fail("vllm_tensor_parallel_size", tp, where, "strategy tp spans every GPU: %d nodes x %d = %d"
+                  % (nodes, gpus, total), "remove it or set %d" % total)
+    elif strategy == "tp_pp":
+        tp, pp = tp or gpus, pp or nodes
+        if tp * pp != total:
+            _fail("vllm_pipeline_parallel_size", pp, where, "tp %d x pp %d != %d GPUs (%d nodes x %d)"
+                  % (tp, pp, total, nodes, gpus), "make tensor x pipeline parallel size equal %d" % total)
+        layout = Layout(strategy, tp, pp, 1, 1, dcp, False)
+    else:  # tp_dp
+        tp = tp or gpus
+        if tp != gpus:
+            _fail("vllm_tensor_parallel_size", tp, where, "tp_dp runs one replica of %d GPUs per node" % gpus,
+                  "remove it or set %d" % gpus)
+        layout = Layout(strategy, tp, 1, nodes, 1, dcp, False)
+    if dp_set is not None and _int("vllm_data_parallel_size", dp_set, where) != layout.dp:
+        _fail("vllm_data_parallel_size", dp_set, where, "strategy %s on %d nodes x %d GPUs gives %d data-parallel "
+              "ranks (nodes x local)" % (strategy, nodes, gpus, layout.dp), "remove it or set %d" % layout.dp)
+    if layout.tp % dcp:
+        _fail("vllm_decode_context_parallel_size", dcp, where, "must divide the tensor-parallel size %d" % layout.tp,
+              "use a divisor of %d (DCP reuses the TP ranks)" % layout.tp)
+    if layout.expert_parallel and not moe:
+        _fail("vllm_strategy", strategy, where, "expert parallel needs a MoE model (the profile has no experts)",
+              "use dp for a dense model, or a MoE profile")
+    return layout
+
+
+def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluster:
+    """members: (inventory host name, its variables) for every host of the cluster."""
+    if not members:
+        _fail("vllm_cluster", name, "inventory", "no host belongs to this cluster",
+              "put the cluster's hosts in the group named by vllm_cluster")
+    where = "cluster %s" % name
+    settings = _cluster_settings(name, members)
+    profile_name = settings["vllm_profile"]
+    profile = PROFILES.get(profile_name)
+    if profile is None:
+        _fail("vllm_profile", profile_name, where, "unknown model profile", "set one of %s" % ", ".join(PROFILES))
+    surface = vllm_surface.load(settings["vllm_version"])
+    if surface is None:
+        _fail("vllm_version", settings["vllm_version"], where, "no flag data for this vLLM version",
+              "set one of %s (the vLLM version inside vllm_image)" % ", ".join(vllm_surface.supported_versions()))
+    acc = _accelerator(settings, where)
+    gpus = settings["vllm_gpus_per_node"]
+    gpus = acc.gpus_per_node if gpus is None else _int("vllm_gpus_per_node", gpus, where)
+    ordered = _order(name, members)
+    fabric = _fabric(settings, acc, len(ordered), where)
+    layout = _layout(settings, acc, gpus, len(ordered), bool(profile.get("moe")), where)
+    lb = _choice("vllm_load_balancing", settings["vllm_load_balancing"], where, LOAD_BALANCING)
+    if lb == "hybrid" and layout.dp_local == 1 and layout.dp > 1:
+        _fail("vllm_load_balancing", lb, where, "with one data-parallel rank per node vLLM silently switches hybrid "
+              "to external load balancing", "use internal (one API endpoint on the head)")
+    if lb == "hybrid" and layout.dp == 1:
+        _fail("vllm_load_balancing", lb, where, "hybrid load balancing needs data parallel (dep, dp, tp_dp)",
+              "use internal")
+    _choice("vllm_gpu_access", settings["vllm_gpu_access"], where, GPU_ACCESS)
+    if not isinstance(settings["vllm_container_privileged"], bool):
+        _fail("vllm_container_privileged", settings["vllm_container_privileged"], where, "must be true or false",
+              "set false (the default) unless your site requires privileged containers")
+    if fabric.name == "mnnvl" and not settings["vllm_nvlink_domain"]:
+        _fail("vllm_nvlink_domain", None, where, "a multi-node NVLink cluster must sit in one NVLink domain "
+              "(NVL72 rack, one IMEX domain)", "set vllm_nvlink_domain to the rack's group name in its group_vars")
+    for var in ("vllm_site_args", "vllm_site_env"):
+        _mapping(var, settings[var], where)
+
+    nodes = []
+    for rank, (host, hvars) in enumerate(ordered):
+        hwhere = "host %s" % host
+        hcas = hvars.get("vllm_ib_hcas") or ()
+        if isinstance(hcas, str) or not isinstance(hcas, Sequence):
+            _fail("vllm_ib_hcas", hcas, hwhere, "must be a list of HCA names", "write e.g. [mlx5_0, mlx5_1]")
+        nodes.append(Node(
+            host=host, rank=rank, address=_address(host, hvars, len(ordered) > 1),
+            interface=hvars.get("vllm_control_interface"), hcas=tuple(str(h) for h in hcas),
+            port=_int("vllm_port", hvars.get("vllm_port", CLUSTER_DEFAULTS["vllm_port"]), hwhere),
+            args=_mapping("vllm_args", hvars.get("vllm_args"), hwhere),
+            env=_mapping("vllm_env", hvars.get("vllm_env"), hwhere)))
+    secrets = {env: var for env, var in SECRET_ENV.items() if members[0][1].get(var)}
+    warnings = _warnings(name, profile_name, profile, acc, layout, fabric, nodes)
+    return Cluster(name=name, nodes=tuple(nodes), accelerator=acc, gpus_per_node=gpus, fabric=fabric, layout=layout,
+                   load_balancing=lb, profile_name=profile_name, profile=profile, surface=surface,
+                   settings=settings, secrets=secrets, warnings=tuple(warnings))
+
+
+def _warnings(name, profile_name, profile, acc, layout, fabric, nodes) -> List[str]:
+    out = []
+    supported = profile.get("recipe_supports", {}).get(layout.strategy)
+    if supported is not None and acc.model not in supported:
+        out.append("cluster %s: the %s recipe lists strategy %s only for %s, not %s"
+                   % (name, profile_name, layout.strategy, ", ".join(supported), acc.model))
+    if len(nodes) > 1 and acc.vendor != "cpu":
+        for node in nodes:
+            if not node.interface:
+                out.append("host %s: vllm_control_interface is unset; NCCL and Gloo will guess the interface"
+                           % node.host)
+            if fabric.rdma and not node.hcas:
+                out.append("host %s: vllm_ib_hcas is unset; NCCL will use every HCA it finds" % node.host)
+    return out

@@ -1,0 +1,44 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Accelerators the collection knows, as data: vendor, family, board layout.
+
+Adding hardware means adding a row here (and a recipe in profiles/ if the
+model needs family-specific flags), not new branches in the compiler.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    model: str
+    vendor: str              # nvidia | amd | cpu
+    family: str              # blackwell | hopper | cdna4 | cpu: the key of per-family recipe defaults
+    sm100: bool              # DeepGEMM MegaMoE needs SM100-class (Blackwell datacenter) GPUs
+    gpus_per_node: int       # the usual board: 8-GPU HGX/OAM, 4-GPU Grace Blackwell tray
+    memory_gib: int
+    nvswitch_board: bool     # HGX/DGX 8-GPU boards run Fabric Manager
+    mnnvl: bool              # can join a multi-node NVLink domain (NVL72 rack, IMEX)
+
+
+CATALOG = {
+    a.model: a for a in (
+        Accelerator("GB300", "nvidia", "blackwell", True, 4, 279, False, True),
+        Accelerator("GB200", "nvidia", "blackwell", True, 4, 186, False, True),
+        Accelerator("B300", "nvidia", "blackwell", True, 8, 268, True, False),
+        Accelerator("B200", "nvidia", "blackwell", True, 8, 179, True, False),
+        Accelerator("H200", "nvidia", "hopper", False, 8, 141, True, False),
+        Accelerator("H100", "nvidia", "hopper", False, 8, 80, True, False),
+        Accelerator("MI355X", "amd", "cdna4", False, 8, 288, False, False),
+        Accelerator("MI350X", "amd", "cdna4", False, 8, 288, False, False),
+        Accelerator("CPU", "cpu", "cpu", False, 1, 0, False, False),
+    )
+}
+
+
+def lookup(model: str) -> Optional[Accelerator]:
+    return CATALOG.get(str(model).upper())

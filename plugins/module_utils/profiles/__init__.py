@@ -1,0 +1,28 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Model recipes as data: one module per model, selected by `vllm_profile`.
+
+Each module defines PROFILE, a dict with these keys (all optional but model):
+  description, source        where the defaults come from
+  model, served_model_name   defaults for vllm_model / vllm_served_model_name
+  moe                        the model has experts (expert parallel is possible)
+  weights                    checkpoint format (bf16, int4, mxfp4): some backends need bf16
+  args, env                  flags and environment for every node
+  family: {blackwell|hopper|cdna4|cpu: {args, env}}       per hardware family
+  strategy: {dep|tp|...: {args, env, gpu: {GB300: {args, env}}}}
+  recipe_supports: {strategy: [GPU models]}   outside it the plan warns
+Flag names are spelled without the leading dashes; True is a bare flag,
+False its --no- form, None removes a flag set by an earlier layer.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.inferops.vllm.plugins.module_utils.profiles import cpu_lab, generic, kimi_k25, kimi_k3
+
+PROFILES = {
+    "kimi_k3": kimi_k3.PROFILE,
+    "kimi_k25": kimi_k25.PROFILE,
+    "cpu_lab": cpu_lab.PROFILE,
+    "generic": generic.PROFILE,
+}

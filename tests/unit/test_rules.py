@@ -1,0 +1,352 @@
+"""Every rule of the launch compiler, each refusal included."""
+import pytest
+
+from ansible_collections.inferops.vllm.plugins.module_utils.cluster import ClusterError
+from clusters import compile_
+
+
+def refused(match, n=2, host_overrides=None, **kw):
+    with pytest.raises(ClusterError) as info:
+        compile_(n, host_overrides, **kw)
+    message = str(info.value)
+    assert "Fix:" in message
+    assert match in message, message
+    return info.value
+
+
+# --- all2all and MoE backends by fabric -------------------------------------------------
+
+def test_rdma_dep_defaults_to_deepep_v2():
+    out = compile_(vllm_strategy="dep")
+    assert out["n0"]["args"]["all2all-backend"] == "deepep_v2"
+
+
+def test_nvlink_domain_dep_defaults_to_flashinfer_one_sided():
+    out = compile_(vllm_gpu_model="GB300", vllm_fabric="mnnvl", vllm_nvlink_domain="rack1", vllm_strategy="dep")
+    assert out["n0"]["args"]["all2all-backend"] == "flashinfer_nvlink_one_sided"
+    assert out["n0"]["args"]["moe-backend"] == "deep_gemm_mega_moe"   # K3 recipe on GB300 DEP
+
+
+def test_single_node_dep_is_inside_nvlink():
+    out = compile_(n=1, vllm_fabric=None, vllm_strategy="dep")
+    assert out["n0"]["args"]["all2all-backend"] == "flashinfer_nvlink_one_sided"
+
+
+def test_amd_rdma_dep_defaults_to_mori():
+    out = compile_(vllm_gpu_model="MI355X", vllm_strategy="dep")
+    assert out["n0"]["args"]["all2all-backend"] == "mori_high_throughput"
+
+
+@pytest.mark.parametrize("backend", ["flashinfer_nvlink_one_sided", "flashinfer_nvlink_two_sided",
+                                     "flashinfer_all2allv", "moonep"])
+def test_nvlink_only_all2all_refused_across_rdma(backend):
+    err = refused("needs one NVLink domain", vllm_strategy="dep", vllm_all2all_backend=backend)
+    assert err.variable == "vllm_all2all_backend"
+    assert "deepep_v2" in err.fix
+
+
+def test_backend_in_vllm_args_points_to_its_variable():
+    err = refused("set by the launch compiler", vllm_strategy="dep",
+                  vllm_args={"all2all-backend": "flashinfer_nvlink_one_sided"})
+    assert err.variable == "vllm_args['all2all-backend']" and "vllm_all2all_backend" in err.fix
+
+
+def test_mega_moe_refused_across_rdma():
+    refused("not compatible with cross-node infiniband", vllm_gpu_model="B200", vllm_strategy="dep",
+            vllm_moe_backend="deep_gemm_mega_moe")
+
+
+def test_mega_moe_refused_across_ethernet():
+    refused("not compatible with cross-node ethernet", vllm_gpu_model="B200", vllm_fabric="ethernet",
+            vllm_strategy="dep", vllm_moe_backend="deep_gemm_mega_moe")
+
+
+def test_mega_moe_refused_off_sm100():
+    refused("requires SM100", n=1, vllm_fabric=None, vllm_strategy="dep", vllm_moe_backend="deep_gemm_mega_moe")
+
+
+def test_mega_moe_refused_without_expert_parallel():
+    refused("requires expert parallel", n=1, vllm_gpu_model="B200", vllm_fabric=None,
+            vllm_moe_backend="deep_gemm_mega_moe")
+
+
+def test_mega_moe_allowed_single_node_blackwell_dep():
+    out = compile_(n=1, vllm_gpu_model="B300", vllm_fabric=None, vllm_strategy="dep",
+                   vllm_moe_backend="deep_gemm_mega_moe")
+    assert out["n0"]["args"]["moe-backend"] == "deep_gemm_mega_moe"
+
+
+def test_flydsl_refused_with_expert_parallel():
+    refused("does not support expert parallel", vllm_profile="kimi_k25", vllm_gpu_model="MI355X", vllm_strategy="dep")
+
+
+def test_removed_all2all_refused():
+    refused("silently falls back", vllm_strategy="dep", vllm_all2all_backend="pplx")
+
+
+def test_vendor_mismatch_all2all_refused():
+    refused("is a amd backend", vllm_strategy="dep", vllm_all2all_backend="mori_low_latency")
+
+
+def test_moonep_refused_for_quantized_kimi():
+    refused("BF16 experts only", n=1, vllm_fabric=None, vllm_strategy="dep", vllm_all2all_backend="moonep")
+
+
+def test_all2all_without_expert_parallel_refused():
+    refused("only acts with expert parallel", vllm_strategy="tp_pp", vllm_all2all_backend="deepep_v2")
+
+
+def test_unknown_all2all_choice_refused():
+    refused("not a value vLLM 0.32.0 accepts", vllm_strategy="dep", vllm_all2all_backend="deepepv2")
+
+
+# --- parallel layout ---------------------------------------------------------------------
+
+def test_dep_sizes_and_start_ranks():
+    out = compile_(n=3, vllm_strategy="dep")
+    for rank, host in enumerate(["n0", "n1", "n2"]):
+        args = out[host]["args"]
+        assert args["data-parallel-size"] == 24 and args["data-parallel-size-local"] == 8
+        assert args.get("data-parallel-start-rank", 0) == rank * 8
+        assert args["data-parallel-address"] == "10.0.0.1"
+        assert args.get("headless", False) == (rank > 0)
+        assert ("port" in args) == (rank == 0)
+
+
+def test_dp_size_mismatch_refused():
+    err = refused("gives 16 data-parallel ranks", vllm_strategy="dep", vllm_data_parallel_size=8)
+    assert err.variable == "vllm_data_parallel_size"
+
+
+def test_tp_across_nodes_uses_nnodes():
+    out = compile_(vllm_strategy="tp")
+    head, follower = out["n0"]["args"], out["n1"]["args"]
+    assert head["tensor-parallel-size"] == 16 and head["nnodes"] == 2 and head["node-rank"] == 0
+    assert follower["node-rank"] == 1 and follower["headless"] and follower["master-addr"] == "10.0.0.1"
+
+
+def test_tp_pp_layout():
+    out = compile_(vllm_strategy="tp_pp")
+    args = out["n1"]["args"]
+    assert (args["tensor-parallel-size"], args["pipeline-parallel-size"], args["nnodes"]) == (8, 2, 2)
+    assert args["gpu-memory-utilization"] == 0.90      # K3 recipe for multi_node_tp_pp
+
+
+def test_tp_pp_product_must_cover_gpus():
+    refused("tp 8 x pp 3 != 16", vllm_strategy="tp_pp", vllm_pipeline_parallel_size=3)
+
+
+def test_tp_dp_followers_headless_with_start_rank():
+    out = compile_(vllm_strategy="tp_dp")
+    args = out["n1"]["args"]
+    assert args["data-parallel-size-local"] == 1 and args["data-parallel-start-rank"] == 1 and args["headless"]
+
+
+def test_tp_dp_hybrid_refused_because_vllm_switches_to_external():
+    refused("silently switches", vllm_strategy="tp_dp", vllm_load_balancing="hybrid")
+
+
+def test_hybrid_lb_puts_flag_on_every_node_and_no_headless():
+    out = compile_(vllm_strategy="dep", vllm_load_balancing="hybrid")
+    for host in ("n0", "n1"):
+        assert out[host]["args"]["data-parallel-hybrid-lb"] is True
+        assert "headless" not in out[host]["args"] and out[host]["serves_api"]
+
+
+def test_dcp_must_divide_tp():
+    refused("must divide the tensor-parallel size 8", n=1, vllm_fabric=None, vllm_decode_context_parallel_size=3)
+
+
+def test_dcp_emitted_when_it_divides():
+    out = compile_(n=1, vllm_fabric=None, vllm_decode_context_parallel_size=8)
+    assert out["n0"]["args"]["decode-context-parallel-size"] == 8
+
+
+def test_gpu_count_must_agree_across_nodes():
+    err = refused("differs between hosts", host_overrides={"n1": {"vllm_gpus_per_node": 4}})
+    assert err.variable == "vllm_gpus_per_node"
+
+
+def test_engine_flags_must_match_on_every_node():
+    err = refused("engine-shaping flags must match", vllm_strategy="dep",
+                  host_overrides={"n1": {"vllm_args": {"max-num-seqs": 64}}})
+    assert err.variable == "vllm_args['max-num-seqs']" and err.where == "host n1"
+
+
+def test_node_local_differences_are_allowed():
+    out = compile_(vllm_strategy="dep", host_overrides={"n1": {"vllm_control_interface": "ib0",
+                                                               "vllm_env": {"VLLM_CPU_OMP_THREADS_BIND": "1"}}})
+    assert out["n1"]["env"]["NCCL_SOCKET_IFNAME"] == "ib0"
+
+
+def test_environment_must_match_on_every_node():
+    refused("environment must match", vllm_strategy="dep", host_overrides={"n1": {"vllm_env": {"NCCL_DEBUG": "INFO"}}})
+
+
+def test_single_strategy_refused_on_two_nodes():
+    refused("the cluster has 2 nodes", vllm_strategy="single")
+
+
+def test_dep_needs_moe_model():
+    refused("needs a MoE model", vllm_profile="generic", vllm_model="org/dense", vllm_strategy="dep")
+
+
+def test_node_rank_partial_refused():
+    refused("set on some hosts", host_overrides={"n1": {"vllm_node_rank": 0}}, vllm_strategy="dep")
+
+
+def test_node_rank_orders_the_head():
+    out = compile_(vllm_strategy="dep", host_overrides={"n0": {"vllm_node_rank": 1}, "n1": {"vllm_node_rank": 0}})
+    assert out["n1"]["role"] == "head" and out["n0"]["args"]["data-parallel-address"] == "10.0.0.2"
+
+
+# --- fabric and hardware -----------------------------------------------------------------
+
+def test_multi_node_needs_fabric():
+    refused("needs its interconnect", vllm_fabric=None)
+
+
+def test_nvlink_fabric_cannot_span_nodes():
+    refused("does not connect 2 nodes", vllm_fabric="nvlink")
+
+
+def test_mnnvl_needs_capable_gpus():
+    refused("cannot join a multi-node NVLink domain", vllm_fabric="mnnvl", vllm_nvlink_domain="r1")
+
+
+def test_mnnvl_needs_domain():
+    refused("must sit in one NVLink domain", vllm_gpu_model="GB200", vllm_fabric="mnnvl")
+
+
+def test_nvlink_refused_on_amd():
+    refused("NVLink is NVIDIA-only", n=1, vllm_gpu_model="MI350X", vllm_fabric="nvlink")
+
+
+def test_unknown_gpu_refused():
+    err = refused("unknown or unset GPU model", vllm_gpu_model="A100")
+    assert "GB300" in err.fix
+
+
+def test_multi_node_needs_ip_addresses():
+    refused("not an IP address", host_overrides={"n1": {"vllm_control_address": "node-b.example"}})
+
+
+def test_cluster_value_must_not_differ_per_host():
+    err = refused("differs between hosts", host_overrides={"n1": {"vllm_max_model_len": 4096}})
+    assert "group_vars" in err.fix
+
+
+# --- what vLLM's parser lets through ---------------------------------------------------
+
+def test_kv_cache_dtype_checked():
+    refused("not a value vLLM 0.32.0 accepts", vllm_kv_cache_dtype="fp7")
+
+
+def test_tool_parser_checked():
+    refused("does not register 'kimi_k9'", vllm_args={"tool-call-parser": "kimi_k9"})
+
+
+def test_reasoning_parser_checked():
+    refused("does not register 'kimi_k9'", vllm_site_args={"reasoning-parser": "kimi_k9"})
+
+
+def test_removed_flag_refused_with_fix():
+    err = refused("has no --disable-log-requests", vllm_args={"disable-log-requests": True})
+    assert "enable-log-requests" in err.fix
+
+
+def test_unknown_flag_refused():
+    refused("has no --enable-turbo", vllm_args={"enable-turbo": True})
+
+
+def test_removed_env_refused_with_fix():
+    err = refused("ignores it", vllm_env={"VLLM_ALL2ALL_BACKEND": "deepep_v2"})
+    assert "vllm_all2all_backend" in err.fix
+
+
+def test_unknown_vllm_env_refused():
+    refused("does not know it", vllm_site_env={"VLLM_USE_TURBO": "1"})
+
+
+def test_library_env_passes():
+    out = compile_(vllm_env={"NCCL_NET_GDR_LEVEL": "SYS"})
+    assert out["n0"]["env"]["NCCL_NET_GDR_LEVEL"] == "SYS"
+
+
+def test_owned_flags_refused_in_args():
+    err = refused("set by the launch compiler", vllm_args={"tensor-parallel-size": 4})
+    assert "vllm_tensor_parallel_size" in err.fix
+
+
+def test_api_key_never_on_argv():
+    err = refused("set by the launch compiler", vllm_args={"api-key": "hunter2"})
+    assert "vllm_api_key" in err.fix and "hunter2" not in str(err)
+
+
+def test_secret_in_env_refused():
+    refused("secrets never go in plain variables", vllm_env={"VLLM_API_KEY": "x"})
+
+
+def test_unknown_vllm_version_refused():
+    refused("no flag data for this vLLM version", vllm_version="0.9.0")
+
+
+# --- profiles, env and containers ------------------------------------------------------
+
+def test_k3_blackwell_defaults():
+    out = compile_(n=1, vllm_gpu_model="B200", vllm_fabric=None)
+    args, env = out["n0"]["args"], out["n0"]["env"]
+    assert args["kv-cache-dtype"] == "fp8" and args["max-model-len"] == 1048576
+    assert args["tool-call-parser"] == "kimi_k3" and args["reasoning-parser"] == "kimi_k3"
+    assert env["VLLM_USE_V2_MODEL_RUNNER"] == "1" and env["VLLM_USE_RUST_FRONTEND"] == "1"
+    assert "--no-enable-flashinfer-autotune" in out["n0"]["argv"]
+
+
+def test_null_removes_a_profile_flag_and_typed_var_wins():
+    out = compile_(n=1, vllm_gpu_model="B200", vllm_fabric=None, vllm_args={"enable-prefix-caching": None},
+                   vllm_max_model_len=65536)
+    assert "enable-prefix-caching" not in out["n0"]["args"] and out["n0"]["args"]["max-model-len"] == 65536
+
+
+def test_amd_container_and_rocm_env():
+    out = compile_(n=1, vllm_gpu_model="MI355X", vllm_fabric=None)
+    c = out["n0"]["container"]
+    assert "/dev/kfd:/dev/kfd" in c["devices"] and "video" in c["group_add"] and not c["device_requests"]
+    assert out["n0"]["env"]["VLLM_ROCM_USE_AITER_MOE_SITUV2"] == "a8w4"
+
+
+def test_rdma_container_and_nccl_env():
+    out = compile_(vllm_fabric="roce", vllm_strategy="dep")
+    c, env = out["n1"]["container"], out["n1"]["env"]
+    assert "/dev/infiniband:/dev/infiniband" in c["devices"] and "IPC_LOCK" in c["capabilities"]
+    assert "memlock:-1:-1" in c["ulimits"] and c["privileged"] is False
+    assert env["NCCL_IB_HCA"] == "=mlx5_0" and env["NCCL_IB_GID_INDEX"] == "3" and env["VLLM_HOST_IP"] == "10.0.0.2"
+
+
+def test_mnnvl_container_gets_imex_channel_and_env():
+    out = compile_(vllm_gpu_model="GB200", vllm_fabric="mnnvl", vllm_nvlink_domain="r1", vllm_strategy="dep")
+    assert any("imex-channels/channel0" in d for d in out["n0"]["container"]["devices"])
+    assert out["n0"]["env"]["NCCL_MNNVL_ENABLE"] == "1"
+
+
+def test_cdi_and_privileged_only_when_asked():
+    out = compile_(n=1, vllm_fabric=None, vllm_gpu_access="cdi", vllm_container_privileged=True)
+    c = out["n0"]["container"]
+    assert c["device_requests"] == [{"driver": "cdi", "device_ids": ["nvidia.com/gpu=all"]}] and c["privileged"]
+
+
+def test_secret_is_named_never_valued():
+    out = compile_(n=1, vllm_fabric=None, vllm_api_key="hunter2")
+    assert out["n0"]["secret_env"] == {"VLLM_API_KEY": "vllm_api_key"}
+    assert "hunter2" not in repr(out)
+
+
+def test_recipe_support_warning():
+    out = compile_(vllm_strategy="dep")   # K3 recipe: DEP not for H200
+    assert any("lists strategy dep only for" in w for w in out["n0"]["cluster"]["warnings"])
+
+
+def test_config_yaml_matches_args():
+    import yaml
+    out = compile_(vllm_strategy="dep")
+    assert yaml.safe_load(out["n1"]["config_yaml"]) == out["n1"]["args"]
