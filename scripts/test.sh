@@ -23,6 +23,7 @@ export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
 
 timed host_packages
 timed make_venv
+drop_stale_collection_copy
 if wants integration || wants molecule; then
   timed start_dockerd
 fi

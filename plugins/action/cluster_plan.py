@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.vllm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Compile this host's vLLM launch on the controller from its cluster's
 inventory. Touches no host: nothing is sent to the node."""
 

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.vllm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The cluster model: inventory variables of one cluster's hosts, read once,
 checked, and turned into typed data. Every error names the variable, the
 value, where it was read and the fix. No Ansible imports.
@@ -182,7 +182,7 @@ def _cluster_settings(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]
             seen.setdefault(repr(hvars.get(var, default)), (host, hvars.get(var, default)))
         if len(seen) > 1:
             shown = ", ".join("%s=%r" % (h, v) for h, v in seen.values())
-            _fail(var, [v for _, v in seen.values()], "cluster %s" % name,
+            _fail(var, [v for _host, v in seen.values()], "cluster %s" % name,
                   "differs between hosts (%s)" % shown,
                   "set %s once in the cluster group's group_vars, not per host" % var)
         settings[var] = next(iter(seen.values()))[1]
@@ -191,7 +191,7 @@ def _cluster_settings(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]
 
 def _order(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> List[Tuple[str, Mapping[str, Any]]]:
     """Inventory order, unless every host sets vllm_node_rank (then 0..N-1, head = 0)."""
-    ranks = [hvars.get("vllm_node_rank") for _, hvars in members]
+    ranks = [hvars.get("vllm_node_rank") for _host, hvars in members]
     if all(r is None for r in ranks):
         return list(members)
     if any(r is None for r in ranks):
@@ -199,7 +199,7 @@ def _order(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> List[
         _fail("vllm_node_rank", None, "hosts %s of cluster %s" % (", ".join(missing), name),
               "set on some hosts but not on these", "set vllm_node_rank on every host of the cluster, or on none")
     ranked = sorted(members, key=lambda m: _int("vllm_node_rank", m[1]["vllm_node_rank"], m[0], 0))
-    got = [int(hv["vllm_node_rank"]) for _, hv in ranked]
+    got = [int(hv["vllm_node_rank"]) for _host, hv in ranked]
     if got != list(range(len(members))):
         _fail("vllm_node_rank", got, "cluster %s" % name, "ranks must be 0..%d, each once" % (len(members) - 1),
               "number the hosts 0 (head) to %d" % (len(members) - 1))

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.vllm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Compile a Cluster into every node's vLLM launch: the `vllm serve` flags
 (as a config file and as explicit argv), the environment and the container
 options. Roles only render what this returns. No Ansible imports.
@@ -56,8 +56,8 @@ def _profile_layers(cluster: Cluster) -> List[Tuple[Mapping[str, Any], Mapping[s
         (p.get("args", {}), p.get("env", {}), "profile %s" % name),
         (family.get("args", {}), family.get("env", {}), "profile %s (%s)" % (name, cluster.accelerator.family)),
         (strategy.get("args", {}), strategy.get("env", {}), "profile %s (strategy %s)" % (name, cluster.layout.strategy)),
-        (gpu.get("args", {}), gpu.get("env", {}), "profile %s (%s %s)" % (name, cluster.layout.strategy,
-                                                                        cluster.accelerator.model)),
+        (gpu.get("args", {}), gpu.get("env", {}),
+         "profile %s (%s %s)" % (name, cluster.layout.strategy, cluster.accelerator.model)),
     ]
 
 
@@ -94,8 +94,8 @@ def _engine_layers(cluster: Cluster, node: Node) -> Tuple[Layers, Layers]:
     if cluster.layout.expert_parallel and args.get("all2all-backend") is None:
         default = rules.DEFAULT_ALL2ALL.get((cluster.accelerator.vendor, cluster.traffic))
         if default:
-            args.apply({"all2all-backend": default}, "fabric default (%s, %s)" % (cluster.accelerator.vendor,
-                                                                                 cluster.fabric.name))
+            source = "fabric default (%s, %s)" % (cluster.accelerator.vendor, cluster.fabric.name)
+            args.apply({"all2all-backend": default}, source)
     env.apply(rules.FABRIC_ENV.get(cluster.fabric.name), "fabric %s" % cluster.fabric.name)
     return args, env
 
@@ -144,7 +144,7 @@ def _check_rules(cluster: Cluster, args: Layers, env: Layers) -> None:
     if moe in rules.NO_EP_MOE and layout.expert_parallel:
         refuse("moe-backend", "%s does not support expert parallel" % moe, "use strategy single/tp, or another kernel")
 
-    for flag, (value, _) in args.values.items():
+    for flag, (value, _source) in args.values.items():
         opt = surface.option("--" + flag)
         if opt is None:
             if ("--" + flag) in REMOVED_FLAGS:
@@ -214,7 +214,7 @@ def _serves_api(cluster: Cluster, node: Node) -> bool:
 
 
 def _node_env(cluster: Cluster, node: Node, env: Layers) -> Dict[str, str]:
-    out = {k: str(v) for k, (v, _) in env.values.items()}
+    out = {k: str(v) for k, (v, _source) in env.values.items()}
     if cluster.multi_node:
         out["VLLM_HOST_IP"] = node.address or ""
         if node.interface:
@@ -309,7 +309,7 @@ def _compile_node(cluster: Cluster, node: Node) -> Tuple[Dict[str, Any], Dict[st
         args["host"] = s["vllm_bind_host"]
         args["port"] = node.port
     args.update(_layout_args(cluster, node))
-    for flag, (value, _) in engine.values.items():
+    for flag, (value, _source) in engine.values.items():
         if value is False and cluster.surface.negation("--" + flag) is None:
             continue
         args[flag] = value

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.vllm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # The work is done by the action plugin of the same name, on the controller.
 
 from __future__ import annotations
@@ -16,15 +16,19 @@ description:
     variable, the value and the fix.
   - The variables are documented in the C(inferops.vllm.cluster_plan) role.
 version_added: 1.0.0
-author: inferops.vllm contributors
+author: inferops.vllm contributors (@inferops)
 options: {}
 attributes:
   check_mode:
     support: full
+    description: Compiles the same launch in check mode; it changes nothing either way.
   diff_mode:
     support: none
+    description: Nothing on a host changes, so there is no diff.
   platform:
+    support: full
     platforms: all
+    description: Runs on the controller only.
 notes:
   - Secrets such as C(vllm_api_key) are never returned; C(secret_env) names the variable that holds each one.
 """

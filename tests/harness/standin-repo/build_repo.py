@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Build signed file:// apt repositories of stand-in vendor packages.
 
 The packages carry the real names, versions and layouts that the roles install
@@ -32,7 +31,11 @@ CTK_VERSIONS = ["1.17.8-1", "1.18.0-1"]
 
 
 def script(name, **subst):
-    text = (HERE / name).read_text()
+    """A stand-in tool's source with its placeholders filled; Python ones get their shebang here."""
+    path = HERE / name
+    if not path.exists():
+        path = HERE / (name.replace("-", "_") + ".py")
+    text = (HERE / name).read_text() if path.name == name else "#!/usr/bin/python3\n" + path.read_text()
     for key, value in subst.items():
         text = text.replace("@%s@" % key, value)
     return text

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Stand-in for nvidia-ctk / amd-ctk `runtime configure`: merges the runtime into
 the Docker daemon config the way the real tool does (other keys kept)."""
 import json

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Stand-in amd-smi. Prints what the real tool prints (JSON mode) for the GPUs
 described in /etc/inferops-standin/gpu.json."""
 import json
@@ -48,7 +47,7 @@ def main(argv):
     prof = profile()
     if cmd == "list":
         out = [{"gpu": i, "bdf": bdf, "uuid": "%02xff74a1-0000-1000-80ab-%012x" % (i, 0x5a00 + i),
-                "kfd_id": 40000 + i, "node_id": 2 + i, "partition_id": 0} for i, bdf, *_ in devices(prof)]
+                "kfd_id": 40000 + i, "node_id": 2 + i, "partition_id": 0} for i, bdf, *_rest in devices(prof)]
     elif cmd == "static":
         out = {"gpu_data": [{"gpu": i, "asic": {"market_name": name, "vendor_id": "0x1002", "vendor_name":
                                                 "Advanced Micro Devices Inc. [AMD/ATI]", "device_id": "0x75a3",

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Stand-in nvidia-smi. Prints what the real tool prints for the GPUs described
 in /etc/inferops-standin/gpu.json (written per simulated node by the harness).
 The driver version is baked in by the package that ships this file."""
@@ -82,7 +81,7 @@ def main(argv):
     opts = dict(a.split("=", 1) if "=" in a else (a, "") for a in argv)
     if "--version" in opts:
         print("NVIDIA-SMI version  : %s\nNVML version        : %s\nDRIVER version      : %s\nCUDA Version        : %s"
-              % (DRIVER, DRIVER.split(".")[0], DRIVER, CUDA))
+              % (DRIVER, DRIVER.split(".", maxsplit=1)[0], DRIVER, CUDA))
     elif "-L" in opts:
         for r in gpus(load_profile()):
             print("GPU %s: %s (UUID: %s)" % (r["index"], r["name"], r["uuid"]))

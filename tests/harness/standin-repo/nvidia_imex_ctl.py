@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Stand-in nvidia-imex-ctl: `-N` prints the domain connectivity for the nodes in
 the IMEX node config file, READY when the nvidia-imex stand-in daemon runs."""
 import os
@@ -45,7 +44,7 @@ def main(argv):
         print("Node #%-3d - %-15s - READY                - Version: %s" % (i, ip, DRIVER))
     print("\n Nodes From\\To  " + "   ".join(str(i) for i in range(len(nodes))))
     for i in range(len(nodes)):
-        print("       %-8d" % i + "   ".join("C" for _ in nodes))
+        print("       %-8d" % i + "   ".join("C" for _node in nodes))
     print("Domain State: %s" % ("UP" if nodes else "DOWN"))
     if os.environ.get("IMEX_CTL_STRICT") and not nodes:
         sys.exit(1)
