@@ -87,7 +87,7 @@ image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
 # script's inputs; the stable tag points at the current build.
 build_node_image() {
   local tag
-  tag=local/inferops-node:12-$(inputs_hash "$HARNESS_DIR/lib.sh" "$HARNESS_DIR/node-image.sh")
+  tag=local/inferops-node:12-$(inputs_hash "$HARNESS_DIR/node-image.sh")
   if ! image_exists "$tag"; then
     log "building node image $tag from $(debian_mirror)"
     bash "$HARNESS_DIR/node-image.sh" "$(debian_mirror)" "$tag"
