@@ -85,12 +85,15 @@ def pinning_package(branch):
                 files={"/etc/apt/preferences.d/nvidia-driver-pinning-%s" % branch: prefs})
 
 
-def ctk_package(name, runtime, version, runtime_bin):
+def ctk_package(name, runtime, version, runtime_bin, tool):
     upstream = version.split("-")[0]
-    return dict(name=name, version=version, files={
+    files = {
         "/usr/bin/%s-ctk" % runtime: (script("container-ctk", RUNTIME=runtime, RUNTIME_BIN=runtime_bin,
                                              VERSION=upstream), 0o755),
-        "/usr/bin/%s" % runtime_bin: (script("container-runtime"), 0o755)})
+        "/usr/bin/%s" % runtime_bin: (script("container-runtime", TOOL=tool), 0o755)}
+    if runtime == "nvidia":   # Docker runs this prestart hook for --gpus
+        files["/usr/bin/nvidia-container-runtime-hook"] = (script("nvidia-container-runtime-hook"), 0o755)
+    return dict(name=name, version=version, files=files)
 
 
 def rocm_packages():
@@ -112,6 +115,7 @@ def build_deb(pkg, pool):
     arch = pkg.get("arch", "amd64")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        root.chmod(0o755)   # dpkg-deb records the root's mode; mkdtemp's 0700 would be wrong
         conffiles = []
         for path, spec in pkg.get("files", {}).items():
             dest = root / path.lstrip("/")
@@ -223,14 +227,15 @@ def main(out):
         (cuda / "3bf863cc.pub").write_text(armored)
 
         ctk = out / "libnvidia-container"
-        flat_repo(ctk / "stable/deb/amd64", [ctk_package("nvidia-container-toolkit", "nvidia", v,
-                                                         "nvidia-container-runtime") for v in CTK_VERSIONS], gpg)
+        flat_repo(ctk / "stable/deb/amd64", [ctk_package("nvidia-container-toolkit", "nvidia", v, "nvidia-container-runtime",
+                                                         "/usr/bin/nvidia-smi") for v in CTK_VERSIONS], gpg)
         (ctk / "gpgkey").write_text(armored)
 
         suite_repo(out / "rocm/apt" / ROCM, rocm_packages()[1:], gpg)
         suite_repo(out / "amdgpu" / ROCM / "ubuntu", rocm_packages()[:1], gpg)
         suite_repo(out / "amd-container-toolkit/apt",
-                   [ctk_package("amd-container-toolkit", "amd", "1.2.0-1", "amd-container-runtime")], gpg)
+                   [ctk_package("amd-container-toolkit", "amd", "1.2.0-1", "amd-container-runtime", "/usr/bin/amd-smi")],
+                   gpg)
         (out / "rocm/rocm.gpg.key").write_text(armored)
     finally:
         shutil.rmtree(home, ignore_errors=True)

@@ -1,0 +1,158 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: gpu_facts
+short_description: Report a node's GPUs, driver, fabric services, InfiniBand devices and Secure Boot state
+description:
+  - Reads C(nvidia-smi) (query CSV and banner) or C(amd-smi) (JSON), the Fabric Manager and IMEX services,
+    C(nvidia-imex-ctl -N), C(/sys/class/infiniband), C(mokutil --sb-state) and the running kernel.
+  - Read-only. Tools that are not installed are reported as absent, not as errors.
+version_added: 1.0.0
+author: inferops.vllm contributors (@inferops)
+options:
+  sysfs_root:
+    description: Root of the sysfs tree to read InfiniBand devices from (a chroot or a recorded tree).
+    type: path
+    default: /sys
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; the same facts are returned in check mode.
+  diff_mode:
+    support: none
+    description: Nothing changes.
+  platform:
+    support: full
+    platforms: posix
+    description: Linux GPU nodes.
+"""
+
+EXAMPLES = r"""
+- name: Gather GPU facts
+  inferops.vllm.gpu_facts:
+
+- name: Show the driver branch
+  ansible.builtin.debug:
+    msg: "{{ gpu_facts.vendor }} {{ gpu_facts.model }} x{{ gpu_facts.count }}, driver {{ gpu_facts.driver_version }}"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts set on the host.
+  returned: always
+  type: dict
+  contains:
+    gpu_facts:
+      description:
+        - C(vendor) (nvidia, amd or null), C(model) (catalog name such as H200 or MI355X, null when mixed),
+          C(count), C(memory_mib), C(gpus) (per-GPU details), C(driver_version), C(driver_branch), C(cuda_version),
+          C(rocm_version), C(driver_error) (why the vendor tool failed), C(loaded_module_version)
+          (C(/sys/module/nvidia/version)), C(fabric_manager) and C(imex) (C(installed), C(active), C(enabled);
+          IMEX also C(domain_state) and C(nodes)), C(infiniband) (devices with ports and state),
+          C(secure_boot) (true, false or null) and C(kernel).
+      type: dict
+      returned: always
+"""
+
+import os
+import platform
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.inferops.vllm.plugins.module_utils import gpu_facts as parse
+
+
+def run(module, args):
+    rc, out, err = module.run_command(args, environ_update={"LC_ALL": "C"})
+    return rc, out, err
+
+
+def service_state(module, name):
+    systemctl = module.get_bin_path("systemctl")
+    if not systemctl:
+        return {"installed": False, "active": False, "enabled": False}
+    rc_active, active, _err = run(module, [systemctl, "is-active", name])
+    _rc, enabled, _err = run(module, [systemctl, "is-enabled", name])
+    _rc, load, _err = run(module, [systemctl, "show", "-p", "LoadState", "--value", name])
+    return {"installed": load.strip() == "loaded", "active": rc_active == 0 and active.strip() == "active",
+            "enabled": enabled.strip() == "enabled"}
+
+
+def nvidia(module, facts):
+    smi = module.get_bin_path("nvidia-smi")
+    if not smi:
+        return
+    fields = parse.NVIDIA_QUERY_FIELDS
+    rc, out, err = run(module, [smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
+    if rc != 0:
+        facts["driver_error"] = (out + err).strip()
+        return
+    gpus = parse.parse_nvidia_query(out, fields)
+    for gpu in gpus:
+        gpu["memory_mib"] = int(gpu["memory.total"]) if gpu["memory.total"].isdigit() else None
+    facts.update(parse.summarize("nvidia", gpus))
+    facts["gpus"] = gpus
+    facts["driver_version"] = gpus[0]["driver_version"] if gpus else None
+    rc, out, _err = run(module, [smi])
+    if rc == 0:
+        facts["cuda_version"] = parse.parse_nvidia_header(out)["cuda_version"]
+
+
+def amd(module, facts):
+    smi = module.get_bin_path("amd-smi")
+    if not smi:
+        return
+    rc, out, err = run(module, [smi, "static", "--json"])
+    if rc != 0:
+        facts["driver_error"] = (out + err).strip()
+        return
+    gpus = parse.parse_amd_static(out)
+    facts.update(parse.summarize("amd", gpus))
+    facts["gpus"] = gpus
+    rc, out, _err = run(module, [smi, "version", "--json"])
+    if rc == 0:
+        versions = parse.parse_amd_version(out)
+        facts["rocm_version"] = versions["rocm_version"]
+        facts["driver_version"] = versions["driver_version"]
+
+
+def main():
+    module = AnsibleModule(argument_spec={"sysfs_root": {"type": "path", "default": "/sys"}}, supports_check_mode=True)
+    facts = {"vendor": None, "model": None, "models": [], "count": 0, "memory_mib": None, "gpus": [],
+             "driver_version": None, "cuda_version": None, "rocm_version": None, "driver_error": None,
+             "kernel": platform.release()}
+    nvidia(module, facts)
+    if facts["vendor"] is None:
+        amd(module, facts)
+    facts["driver_branch"] = parse.driver_branch(facts["driver_version"]) if facts["vendor"] == "nvidia" else None
+    try:
+        with open("/sys/module/nvidia/version", encoding="utf-8") as fh:
+            facts["loaded_module_version"] = fh.read().strip()
+    except OSError:
+        facts["loaded_module_version"] = None
+    facts["fabric_manager"] = service_state(module, "nvidia-fabricmanager")
+    facts["imex"] = service_state(module, "nvidia-imex")
+    ctl = module.get_bin_path("nvidia-imex-ctl")
+    facts["imex"].update({"domain_state": None, "nodes": []})
+    if ctl and facts["imex"]["active"]:
+        rc, out, _err = run(module, [ctl, "-N"])
+        if rc == 0:
+            facts["imex"].update(parse.parse_imex_status(out))
+    facts["infiniband"] = parse.read_infiniband(module.params["sysfs_root"])
+    mokutil = module.get_bin_path("mokutil")
+    facts["secure_boot"] = None
+    if mokutil:
+        _rc, out, err = run(module, [mokutil, "--sb-state"])
+        facts["secure_boot"] = parse.parse_secure_boot(out + err)
+    elif not os.path.isdir("/sys/firmware/efi"):
+        facts["secure_boot"] = False   # legacy BIOS boot: no Secure Boot
+    module.exit_json(changed=False, ansible_facts={"gpu_facts": facts})
+
+
+if __name__ == "__main__":
+    main()
