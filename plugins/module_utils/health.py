@@ -1,0 +1,84 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Is a vLLM endpoint serving? /health, /v1/models, then one short greedy
+generation whose content must be real text. Stdlib only (runs on nodes)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+from typing import Any, Dict, Optional, Tuple
+
+PROMPT = "List the numbers from one to eight, separated by commas."
+
+
+def _request(url: str, api_key: Optional[str], body: Optional[dict], timeout: float) -> Tuple[int, Any]:
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method="POST" if data else "GET")
+    req.add_header("Content-Type", "application/json")
+    if api_key:
+        req.add_header("Authorization", "Bearer " + api_key)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:  # nosec: loopback/cluster endpoint
+            raw = resp.read()
+            status = resp.status
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode("utf-8", "replace")[:300]
+    try:
+        return status, json.loads(raw) if raw else None
+    except ValueError:
+        return status, raw.decode("utf-8", "replace")[:300]
+
+
+def degenerate(text: str) -> Optional[str]:
+    """Why a generation is not real text: empty, or one token repeated."""
+    words = text.split()
+    if not words:
+        return "the generation is empty"
+    if len(words) >= 3 and len(set(words)) == 1:
+        return "the generation repeats one token (%r)" % words[0]
+    if len(text) >= 8 and len(set(text.replace(" ", ""))) == 1:
+        return "the generation repeats one character (%r)" % text.strip()[0]
+    return None
+
+
+def probe(base_url: str, served_model_name: str, api_key: Optional[str] = None, timeout: float = 30,
+          generate: bool = True) -> Dict[str, Any]:
+    """One pass over the three checks; `stage` names the first that failed (or 'ready')."""
+    base = base_url.rstrip("/")
+    out: Dict[str, Any] = {"ready": False, "stage": "health", "detail": "", "models": [], "content": None}
+    try:
+        status, _ = _request(base + "/health", None, None, timeout)
+        if status != 200:
+            out["detail"] = "/health answered %d" % status
+            return out
+        out["stage"] = "models"
+        status, body = _request(base + "/v1/models", api_key, None, timeout)
+        if status != 200 or not isinstance(body, dict):
+            out["detail"] = "/v1/models answered %s: %s" % (status, body)
+            return out
+        out["models"] = [m.get("id") for m in body.get("data", [])]
+        if served_model_name not in out["models"]:
+            out["detail"] = "/v1/models lists %s, not %s" % (out["models"], served_model_name)
+            return out
+        if generate:
+            out["stage"] = "generation"
+            status, body = _request(base + "/v1/chat/completions", api_key, {
+                "model": served_model_name, "messages": [{"role": "user", "content": PROMPT}],
+                "max_tokens": 16, "temperature": 0}, timeout)
+            if status != 200 or not isinstance(body, dict):
+                out["detail"] = "chat completion answered %s: %s" % (status, body)
+                return out
+            message = body["choices"][0]["message"]
+            out["content"] = message.get("content") or ""
+            problem = degenerate(out["content"] or message.get("reasoning_content") or message.get("reasoning") or "")
+            if problem:
+                out["detail"] = problem
+                return out
+        out.update(ready=True, stage="ready", detail="serving %s" % served_model_name)
+    except (urllib.error.URLError, socket.timeout, ConnectionError, OSError) as exc:
+        out["detail"] = "%s: %s" % (out["stage"], getattr(exc, "reason", exc))
+    return out

@@ -1,0 +1,138 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: vllm_health
+short_description: Wait until a vLLM endpoint serves, and report why it does not
+description:
+  - Polls C(/health) until it answers 200, checks that C(/v1/models) lists the served model name, then runs one
+    short greedy chat completion whose content must be real text (not empty, not one repeated token).
+  - Returns after at most O(wait) seconds with C(ready) and the stage reached, so a caller can retry it with
+    C(until) and show progress during a long model load. With O(container) set, the container's last log lines
+    come back too.
+version_added: 1.0.0
+author: inferops.vllm contributors (@inferops)
+options:
+  url:
+    description: Base URL of the OpenAI-compatible server, for example C(http://127.0.0.1:8000).
+    type: str
+    required: true
+  served_model_name:
+    description: Model name that C(/v1/models) must list.
+    type: str
+    required: true
+  api_key:
+    description: API key for C(/v1) requests.
+    type: str
+  wait:
+    description: Seconds to keep polling in this call.
+    type: int
+    default: 60
+  interval:
+    description: Seconds between polls.
+    type: int
+    default: 5
+  check_generation:
+    description: Also run the short greedy generation check.
+    type: bool
+    default: true
+  container:
+    description: Docker container whose last log lines to return.
+    type: str
+  log_lines:
+    description: How many log lines to return.
+    type: int
+    default: 30
+attributes:
+  check_mode:
+    support: full
+    description: Only reads.
+  diff_mode:
+    support: none
+    description: Nothing changes.
+  platform:
+    support: full
+    platforms: posix
+    description: Any host that can reach the endpoint.
+"""
+
+EXAMPLES = r"""
+- name: Wait for the head to serve (up to an hour, reporting each minute)
+  inferops.vllm.vllm_health:
+    url: http://127.0.0.1:8000
+    served_model_name: kimi-k3
+    container: vllm
+  register: health
+  until: health.ready
+  retries: 60
+  delay: 0
+"""
+
+RETURN = r"""
+ready:
+  description: The endpoint passed every check.
+  type: bool
+  returned: always
+stage:
+  description: C(health), C(models), C(generation) (the check that failed last) or C(ready).
+  type: str
+  returned: always
+detail:
+  description: What the last failed check saw.
+  type: str
+  returned: always
+content:
+  description: The generation check's content.
+  type: str
+  returned: when the generation ran
+elapsed:
+  description: Seconds spent in this call.
+  type: float
+  returned: always
+log_tail:
+  description: The container's last log lines.
+  type: list
+  elements: str
+  returned: when O(container) is set
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.inferops.vllm.plugins.module_utils.health import probe
+
+
+def main():
+    module = AnsibleModule(argument_spec={
+        "url": {"type": "str", "required": True},
+        "served_model_name": {"type": "str", "required": True},
+        "api_key": {"type": "str", "no_log": True},
+        "wait": {"type": "int", "default": 60},
+        "interval": {"type": "int", "default": 5},
+        "check_generation": {"type": "bool", "default": True},
+        "container": {"type": "str"},
+        "log_lines": {"type": "int", "default": 30},
+    }, supports_check_mode=True)
+    p = module.params
+    start = time.monotonic()
+    while True:
+        result = probe(p["url"], p["served_model_name"], p["api_key"], timeout=30, generate=p["check_generation"])
+        if result["ready"] or time.monotonic() - start + p["interval"] > p["wait"]:
+            break
+        time.sleep(p["interval"])
+    result["elapsed"] = round(time.monotonic() - start, 1)
+    if p["container"]:
+        docker = module.get_bin_path("docker")
+        if docker:
+            _rc, out, err = module.run_command([docker, "logs", "--tail", str(p["log_lines"]), p["container"]])
+            result["log_tail"] = (out + err).splitlines()[-p["log_lines"]:]
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()
