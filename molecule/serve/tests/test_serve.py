@@ -32,7 +32,8 @@ def test_runs_exactly_the_compiled_launch(host):
     assert info["HostConfig"]["NetworkMode"] == "host" and info["HostConfig"]["IpcMode"] == "host"
     assert info["HostConfig"]["Privileged"] is False
     config = yaml.safe_load(host.file("/etc/inferops-vllm/vllm.yaml").content_string)
-    record = json.loads(host.check_output("docker exec vllm cat /tmp/vllm-launch.json"))
+    record = json.loads(host.check_output(
+        "docker exec vllm python3 -c \"import sys; sys.stdout.write(open('/tmp/vllm-launch.json').read())\""))
     assert record["argv"] == ["serve", "--config", "/etc/inferops-vllm/vllm.yaml"]
     assert {k: v for k, v in record["options"].items() if k != "config"} == {k: v for k, v in config.items()}
     env_file = dict(line.split("=", 1) for line in host.file("/etc/inferops-vllm/vllm.env").content_string.splitlines()
@@ -69,15 +70,21 @@ def test_head_serves_with_the_key(host, unused):
 
 
 def test_mirror_fetched_upstream_once(host):
+    """Three nodes pulled; upstream sent each blob of the image exactly once."""
     if host.backend.get_hostname() != "serve-node1":
         pytest.skip("counted once, from the harness registry's log")
     cache = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm"))
     start = int((Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "registry-log-start").read_text())
     lines = (cache / "logs/registry.log").read_text().splitlines()[start:]
-    blob_gets = [l for l in lines if "response completed" in l and "http.request.method=GET" in l
-                 and re.search(r'uri="/v2/inferops/standin-vllm/blobs/sha256:[0-9a-f]{64}"', l)]
+    sent = {}
+    for line in lines:
+        m = re.search(r'http.request.method=GET .*uri="/v2/inferops/standin-vllm/blobs/(sha256:[0-9a-f]{64})"', line)
+        if m and "response completed" in line:
+            written = int(re.search(r"http.response.written=(\d+)", line).group(1))
+            sent[m.group(1)] = sent.get(m.group(1), 0) + written
     manifest = json.loads(host.check_output(
         "curl -s -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' "
         "http://127.0.0.1:5000/v2/inferops/standin-vllm/manifests/%s" % DIGEST))
-    blobs = 1 + len(manifest["layers"])   # config + layers
-    assert len(blob_gets) == blobs, blob_gets
+    sizes = {b["digest"]: b["size"] for b in [manifest["config"]] + manifest["layers"]}
+    assert set(sent) == set(sizes), sent
+    assert sent == sizes
