@@ -13,6 +13,8 @@ import urllib.request
 from typing import Any, Dict, Optional, Tuple
 
 PROMPT = "List the numbers from one to eight, separated by commas."
+# The endpoint is the node's own or the cluster's: never through an HTTP proxy from the environment.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def _request(url: str, api_key: Optional[str], body: Optional[dict], timeout: float) -> Tuple[int, Any]:
@@ -22,7 +24,7 @@ def _request(url: str, api_key: Optional[str], body: Optional[dict], timeout: fl
     if api_key:
         req.add_header("Authorization", "Bearer " + api_key)
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # nosec: loopback/cluster endpoint
+        with _OPENER.open(req, timeout=timeout) as resp:
             raw = resp.read()
             status = resp.status
     except urllib.error.HTTPError as exc:
@@ -51,7 +53,7 @@ def probe(base_url: str, served_model_name: str, api_key: Optional[str] = None, 
     base = base_url.rstrip("/")
     out: Dict[str, Any] = {"ready": False, "stage": "health", "detail": "", "models": [], "content": None}
     try:
-        status, _ = _request(base + "/health", None, None, timeout)
+        status, _body = _request(base + "/health", None, None, timeout)
         if status != 200:
             out["detail"] = "/health answered %d" % status
             return out

@@ -35,7 +35,7 @@ def test_runs_exactly_the_compiled_launch(host):
     record = json.loads(host.check_output(
         "docker exec vllm python3 -c \"import sys; sys.stdout.write(open('/tmp/vllm-launch.json').read())\""))
     assert record["argv"] == ["serve", "--config", "/etc/inferops-vllm/vllm.yaml"]
-    assert {k: v for k, v in record["options"].items() if k != "config"} == {k: v for k, v in config.items()}
+    assert {k: v for k, v in record["options"].items() if k != "config"} == config
     env_file = dict(line.split("=", 1) for line in host.file("/etc/inferops-vllm/vllm.env").content_string.splitlines()
                     if line and not line.startswith("#"))
     container_env = dict(e.split("=", 1) for e in info["Config"]["Env"])
