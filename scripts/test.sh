@@ -35,8 +35,10 @@ if wants molecule; then
   timed build_standin_vllm_image
   timed standin_repo
   timed start_registry
+  timed build_standin_vllm_variant
   INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
-  export INFEROPS_STANDIN_VLLM_DIGEST
+  INFEROPS_STANDIN_VLLM_DIGEST_B=$(push_image local/inferops-standin-vllm:variant-b inferops/standin-vllm:variant-b)
+  export INFEROPS_STANDIN_VLLM_DIGEST INFEROPS_STANDIN_VLLM_DIGEST_B
 fi
 
 stage_lint() {

@@ -108,6 +108,13 @@ build_standin_vllm_image() {
   docker tag "$tag" "$STANDIN_VLLM_IMAGE"
 }
 
+# A second stand-in image with another digest (same layers, one more label), for upgrade
+# and rollback tests.
+build_standin_vllm_variant() {
+  printf 'FROM %s\nLABEL org.inferops.variant=b\n' "$STANDIN_VLLM_IMAGE" \
+    | docker build -q --network none -t local/inferops-standin-vllm:variant-b - >/dev/null 2>&1
+}
+
 registry_up() { curl -fsS "http://$REGISTRY/v2/" >/dev/null 2>&1; }
 
 start_registry() {

@@ -35,7 +35,7 @@ def registry(tmp_path):
         log = open(tmp_path / ("%s.log" % name), "w")
         procs.append(subprocess.Popen(["docker-registry", "serve", str(cfg)], stdout=log, stderr=log))
         base = "http://127.0.0.1:%d" % port
-        for _ in range(100):
+        for _attempt in range(100):
             try:
                 urllib.request.urlopen(base + "/v2/", timeout=1).close()
                 return base, tmp_path / ("%s.log" % name)
@@ -72,10 +72,10 @@ def push_image(base, repo, arch):
 
 def test_copies_one_architecture_of_an_index_once(registry):
     upstream, upstream_log = registry("upstream")
-    site, _ = registry("site")
+    site, _site_log = registry("site")
     repo = "vllm/vllm-openai"
     amd, amd_bytes = push_image(upstream, repo, "amd64")
-    arm, _ = push_image(upstream, repo, "arm64")
+    arm, _arm_bytes = push_image(upstream, repo, "arm64")
     index = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
                         "manifests": [amd, arm]}).encode()
     index_type = "application/vnd.oci.image.index.v1+json"
