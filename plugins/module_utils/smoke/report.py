@@ -47,9 +47,9 @@ def _fmt(value, scale=1000.0, unit="ms") -> str:
 
 def markdown(report: Dict[str, Any]) -> str:
     env, m = report["environment"], report["metrics"]
+    verdict = "PASSED" if report["passed"] else "FAILED"
     lines = ["# vLLM smoke report", "",
-             "**%s**: %d checks, %d failed." % ("PASSED" if report["passed"] else "FAILED", report["checks"],
-                                               report["failures"]), "",
+             "**%s**: %d checks, %d failed." % (verdict, report["checks"], report["failures"]), "",
              "## Environment", "", "| item | value |", "|---|---|"]
     lines += ["| %s | %s |" % (k, v) for k, v in env.items()]
     if m:
@@ -57,8 +57,8 @@ def markdown(report: Dict[str, Any]) -> str:
                   "| metric | mean | p50 | p90 | p99 |", "|---|---|---|---|---|"]
         for key in ("ttft_s", "ttft_content_s", "tpot_s", "itl_s", "e2e_s"):
             p = m.get(key) or {}
-            lines.append("| %s | %s | %s | %s | %s |" % (key[:-2], _fmt(p.get("mean")), _fmt(p.get("p50")),
-                                                        _fmt(p.get("p90")), _fmt(p.get("p99"))))
+            cells = [key[:-2]] + [_fmt(p.get(stat)) for stat in ("mean", "p50", "p90", "p99")]
+            lines.append("| %s |" % " | ".join(cells))
         lines += ["", "Output tokens/s (aggregate): %.1f; prompt tokens %d, output tokens %d." % (
             m.get("output_tokens_per_s") or 0, m.get("prompt_tokens", 0), m.get("output_tokens", 0))]
     server = report["server"]
@@ -70,8 +70,9 @@ def markdown(report: Dict[str, Any]) -> str:
     lines += ["", "## Checks", "", "| suite | check | result | detail |", "|---|---|---|---|"]
     for suite in report["suites"]:
         for c in suite["checks"]:
-            lines.append("| %s | %s | %s | %s |" % (suite["name"], c["name"], "pass" if c["passed"] else "**FAIL**",
-                                                   (c["detail"] or "").replace("|", "/").replace("\n", " ")[:160]))
+            detail = (c["detail"] or "").replace("|", "/").replace("\n", " ")[:160]
+            result = "pass" if c["passed"] else "**FAIL**"
+            lines.append("| %s | %s | %s | %s |" % (suite["name"], c["name"], result, detail))
     lines += ["", "## Definitions", ""] + ["- **%s**: %s" % (k, v) for k, v in report["definitions"].items()]
     return "\n".join(lines) + "\n"
 
@@ -101,8 +102,13 @@ def svg_lines(title: str, xs: Sequence[float], ys: Sequence[float], xlabel: str,
         return svg_bars(title, [], "")
     x0, x1 = min(p[0] for p in pts), max(p[0] for p in pts)
     y1 = max(p[1] for p in pts) or 1
-    sx = lambda x: pad + (width - 2 * pad) * ((x - x0) / ((x1 - x0) or 1))
-    sy = lambda y: height - pad - (height - 2 * pad) * (y / y1)
+
+    def sx(x: float) -> float:
+        return pad + (width - 2 * pad) * ((x - x0) / ((x1 - x0) or 1))
+
+    def sy(y: float) -> float:
+        return height - pad - (height - 2 * pad) * (y / y1)
+
     path = " ".join("%s%.1f,%.1f" % ("M" if i == 0 else "L", sx(x), sy(y)) for i, (x, y) in enumerate(pts))
     marks = "".join('<circle cx="%.1f" cy="%.1f" r="4" fill="#e15759"/><text x="%.1f" y="%.1f" font-size="11">%g</text>'
                     % (sx(x), sy(y), sx(x) + 5, sy(y) - 6, round(y, 2)) for x, y in pts)

@@ -1,17 +1,25 @@
-#!/usr/bin/env python3
 """Smoke checks of vLLM's REAL kimi_k3 reasoning + tool parsers against the tiny K3-format model.
 
 usage: check_k3.py BASE_URL MODEL_DIR [N_TRIALS=20] [OUT_JSON]
   BASE_URL e.g. http://127.0.0.1:8070/v1 ; MODEL_DIR is used to render raw prompts for /v1/completions.
 """
-import json, os, sys, time
+
+import json
+import os
+import sys
+import time
 from openai import OpenAI, BadRequestError
 from transformers import AutoTokenizer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from k3_behaviours import (CITIES, WEATHER_TOOL, THINK_W, THINK_C, THINK_R, ANSWER, ANSWER_R,  # noqa: E402
-                           TRIG_NO_THINK_CLOSE, TRIG_NO_RESPONSE_CLOSE)
+from k3_behaviours import (
+    CITIES,
+    WEATHER_TOOL,
+    THINK_W,
+    TRIG_NO_THINK_CLOSE,
+    TRIG_NO_RESPONSE_CLOSE,
+)
 
 BASE, MODEL_DIR = sys.argv[1], sys.argv[2]
 N = int(sys.argv[3]) if len(sys.argv) > 3 else 20
@@ -21,8 +29,13 @@ MODEL = client.models.list().data[0].id
 tok = AutoTokenizer.from_pretrained(MODEL_DIR)
 MARKERS = ["<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>"]
 TOOLS = [WEATHER_TOOL]
-PHRASES = ["What is the weather in {c}?", "weather in {c}?", "Tell me the weather in {c}.",
-           "How is the weather in {c}?", "What's the weather in {c}?"]
+PHRASES = [
+    "What is the weather in {c}?",
+    "weather in {c}?",
+    "Tell me the weather in {c}.",
+    "How is the weather in {c}?",
+    "What's the weather in {c}?",
+]
 results = {}
 
 
@@ -38,15 +51,22 @@ def chat(**kw):
     r = client.chat.completions.create(model=MODEL, max_tokens=kw.pop("max_tokens", 120), **kw)
     ch = r.choices[0]
     d = ch.message.model_dump()
-    return {"finish_reason": ch.finish_reason, "content": d.get("content"), "reasoning": reasoning_of(d),
-            "tool_calls": [{"id": t["id"], "name": t["function"]["name"], "arguments": t["function"]["arguments"]}
-                           for t in (d.get("tool_calls") or [])],
-            "usage": r.usage.model_dump() if r.usage else None}
+    return {
+        "finish_reason": ch.finish_reason,
+        "content": d.get("content"),
+        "reasoning": reasoning_of(d),
+        "tool_calls": [
+            {"id": t["id"], "name": t["function"]["name"], "arguments": t["function"]["arguments"]}
+            for t in (d.get("tool_calls") or [])
+        ],
+        "usage": r.usage.model_dump() if r.usage else None,
+    }
 
 
 def chat_stream(**kw):
-    s = client.chat.completions.create(model=MODEL, max_tokens=kw.pop("max_tokens", 120), stream=True,
-                                       stream_options={"include_usage": True}, **kw)
+    s = client.chat.completions.create(
+        model=MODEL, max_tokens=kw.pop("max_tokens", 120), stream=True, stream_options={"include_usage": True}, **kw
+    )
     reasoning, content, calls, finish, n, usage, content_deltas = [], [], {}, None, 0, None, []
     for chunk in s:
         n += 1
@@ -59,7 +79,8 @@ def chat_stream(**kw):
         if reasoning_of(d):
             reasoning.append(reasoning_of(d))
         if d.get("content"):
-            content.append(d["content"]); content_deltas.append(d["content"])
+            content.append(d["content"])
+            content_deltas.append(d["content"])
         for tc in d.get("tool_calls") or []:
             e = calls.setdefault(tc["index"], {"id": None, "name": "", "arguments": ""})
             e["id"] = e["id"] or tc.get("id")
@@ -68,16 +89,27 @@ def chat_stream(**kw):
             e["arguments"] += f.get("arguments") or ""
         if ch.finish_reason:
             finish = ch.finish_reason
-    return {"finish_reason": finish, "content": "".join(content) or None, "reasoning": "".join(reasoning) or None,
-            "tool_calls": [calls[i] for i in sorted(calls)], "chunks": n, "usage": usage,
-            "content_deltas": content_deltas}
+    return {
+        "finish_reason": finish,
+        "content": "".join(content) or None,
+        "reasoning": "".join(reasoning) or None,
+        "tool_calls": [calls[i] for i in sorted(calls)],
+        "chunks": n,
+        "usage": usage,
+        "content_deltas": content_deltas,
+    }
 
 
 def raw_completion(messages, tools=None, **tmpl_kw):
     """What the model really generated (no parsers): render the prompt locally, call /v1/completions."""
     prompt = tok.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=True, **tmpl_kw)
-    r = client.completions.create(model=MODEL, prompt=prompt, max_tokens=120, temperature=0,
-                                  extra_body={"skip_special_tokens": False, "spaces_between_special_tokens": False})
+    r = client.completions.create(
+        model=MODEL,
+        prompt=prompt,
+        max_tokens=120,
+        temperature=0,
+        extra_body={"skip_special_tokens": False, "spaces_between_special_tokens": False},
+    )
     return r.choices[0].text
 
 
@@ -105,7 +137,9 @@ def record(name, value):
     print(f"== {name}: {json.dumps(value, ensure_ascii=False)[:900]}", flush=True)
 
 
-u = lambda text: [{"role": "user", "content": text}]
+def u(text):
+    return [{"role": "user", "content": text}]
+
 
 # 1. plain chat, no tools
 record("plain_nonstream", chat(messages=u("Hello, who are you?"), temperature=0))
@@ -122,7 +156,8 @@ record("weather_raw", raw_completion(u("What is the weather in Paris?"), tools=T
 trials = {}
 for mode in ("nonstream", "stream"):
     for temp in (0.0, 1.0):
-        ok = exact = 0; fails = []
+        ok = exact = 0
+        fails = []
         t0 = time.time()
         for i in range(N):
             city = CITIES[i % len(CITIES)]
@@ -130,11 +165,18 @@ for mode in ("nonstream", "stream"):
             kw = dict(messages=msgs, tools=TOOLS, temperature=temp, seed=i)
             res = chat(**kw) if mode == "nonstream" else chat_stream(**kw)
             good, why = valid_call(res, city)
-            ok += good; exact += good and why == "exact"
+            ok += good
+            exact += good and why == "exact"
             if not good or why != "exact":
-                fails.append({"city": city, "why": why, "res": {k: res[k] for k in ("finish_reason", "content", "tool_calls")}})
-        trials[f"{mode}_T{temp:g}"] = {"valid": f"{ok}/{N}", "exact_city": f"{exact}/{N}",
-                                       "seconds": round(time.time() - t0, 1), "fails": fails[:3]}
+                fails.append(
+                    {"city": city, "why": why, "res": {k: res[k] for k in ("finish_reason", "content", "tool_calls")}}
+                )
+        trials[f"{mode}_T{temp:g}"] = {
+            "valid": f"{ok}/{N}",
+            "exact_city": f"{exact}/{N}",
+            "seconds": round(time.time() - t0, 1),
+            "fails": fails[:3],
+        }
 record("tool_call_trials", trials)
 
 # 5. tool_choice variants
@@ -144,11 +186,14 @@ for tc in ("required", "none", {"type": "function", "function": {"name": "get_we
         record(name, chat(messages=u("What is the weather in Oslo?"), tools=TOOLS, tool_choice=tc, temperature=0))
     except BadRequestError as e:
         record(name, {"http_error": e.status_code, "message": str(e.body)[:300] if e.body else str(e)[:300]})
-strict_tools = [json.loads(json.dumps(WEATHER_TOOL))]; strict_tools[0]["function"]["strict"] = True
+strict_tools = [json.loads(json.dumps(WEATHER_TOOL))]
+strict_tools[0]["function"]["strict"] = True
 for tc in ("required", {"type": "function", "function": {"name": "get_weather"}}):
     name = f"strict_tool_choice_{tc if isinstance(tc, str) else 'named'}"
     try:
-        record(name, chat(messages=u("What is the weather in Oslo?"), tools=strict_tools, tool_choice=tc, temperature=0))
+        record(
+            name, chat(messages=u("What is the weather in Oslo?"), tools=strict_tools, tool_choice=tc, temperature=0)
+        )
     except BadRequestError as e:
         record(name, {"http_error": e.status_code, "message": str(e.body)[:300] if e.body else str(e)[:300]})
 
@@ -156,8 +201,14 @@ for tc in ("required", {"type": "function", "function": {"name": "get_weather"}}
 nothink = {"chat_template_kwargs": {"thinking": False}}
 record("nothink_plain_nonstream", chat(messages=u("Hello"), temperature=0, extra_body=nothink))
 record("nothink_plain_stream", chat_stream(messages=u("Hello"), temperature=0, extra_body=nothink))
-record("nothink_weather_nonstream", chat(messages=u("What is the weather in Lima?"), tools=TOOLS, temperature=0, extra_body=nothink))
-record("nothink_weather_stream", chat_stream(messages=u("What is the weather in Lima?"), tools=TOOLS, temperature=0, extra_body=nothink))
+record(
+    "nothink_weather_nonstream",
+    chat(messages=u("What is the weather in Lima?"), tools=TOOLS, temperature=0, extra_body=nothink),
+)
+record(
+    "nothink_weather_stream",
+    chat_stream(messages=u("What is the weather in Lima?"), tools=TOOLS, temperature=0, extra_body=nothink),
+)
 record("reasoning_effort_low", chat(messages=u("Hello"), temperature=0, reasoning_effort="low"))
 
 # 7. multi-turn: tool result -> final answer
@@ -165,9 +216,20 @@ first = chat(messages=u("What is the weather in Tokyo?"), tools=TOOLS, temperatu
 if first["tool_calls"]:
     tc0 = first["tool_calls"][0]
     hist = u("What is the weather in Tokyo?") + [
-        {"role": "assistant", "content": None, "reasoning": first["reasoning"],
-         "tool_calls": [{"id": tc0["id"], "type": "function", "function": {"name": tc0["name"], "arguments": tc0["arguments"]}}]},
-        {"role": "tool", "tool_call_id": tc0["id"], "content": json.dumps({"city": "Tokyo", "temp_c": 21, "sky": "clear"})}]
+        {
+            "role": "assistant",
+            "content": None,
+            "reasoning": first["reasoning"],
+            "tool_calls": [
+                {"id": tc0["id"], "type": "function", "function": {"name": tc0["name"], "arguments": tc0["arguments"]}}
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": tc0["id"],
+            "content": json.dumps({"city": "Tokyo", "temp_c": 21, "sky": "clear"}),
+        },
+    ]
     record("tool_result_nonstream", chat(messages=hist, tools=TOOLS, temperature=0))
     record("tool_result_stream", chat_stream(messages=hist, tools=TOOLS, temperature=0))
     record("tool_result_first_call_id", tc0["id"])
@@ -183,14 +245,26 @@ record("bug54273_resp_nonstream_notools", chat(messages=u(q2), temperature=0))
 record("bug54273_resp_stream_notools", chat_stream(messages=u(q2), temperature=0))
 record("bug54273_resp_nonstream_tools", chat(messages=u(q2), tools=TOOLS, temperature=0))
 record("bug54273_resp_stream_tools", chat_stream(messages=u(q2), tools=TOOLS, temperature=0))
-bug_trials = {"nonstream_empty_tool_calls": 0, "stream_empty_tool_calls": 0,
-              "stream_leak_close_message": 0, "nonstream_leak_close_message": 0}
+bug_trials = {
+    "nonstream_empty_tool_calls": 0,
+    "stream_empty_tool_calls": 0,
+    "stream_leak_close_message": 0,
+    "nonstream_leak_close_message": 0,
+}
 for i in range(N):
     city = CITIES[i % len(CITIES)]
-    r1 = chat(messages=u(PHRASES[i % len(PHRASES)].format(c=city) + " " + TRIG_NO_THINK_CLOSE), tools=TOOLS, temperature=0)
-    r2 = chat_stream(messages=u(PHRASES[i % len(PHRASES)].format(c=city) + " " + TRIG_NO_THINK_CLOSE), tools=TOOLS, temperature=0)
-    bug_trials["nonstream_empty_tool_calls"] += (not r1["tool_calls"]) and "<|open|>tools<|sep|>" in (r1["reasoning"] or "")
-    bug_trials["stream_empty_tool_calls"] += (not r2["tool_calls"]) and "<|open|>tools<|sep|>" in (r2["reasoning"] or "")
+    r1 = chat(
+        messages=u(PHRASES[i % len(PHRASES)].format(c=city) + " " + TRIG_NO_THINK_CLOSE), tools=TOOLS, temperature=0
+    )
+    r2 = chat_stream(
+        messages=u(PHRASES[i % len(PHRASES)].format(c=city) + " " + TRIG_NO_THINK_CLOSE), tools=TOOLS, temperature=0
+    )
+    bug_trials["nonstream_empty_tool_calls"] += (not r1["tool_calls"]) and "<|open|>tools<|sep|>" in (
+        r1["reasoning"] or ""
+    )
+    bug_trials["stream_empty_tool_calls"] += (not r2["tool_calls"]) and "<|open|>tools<|sep|>" in (
+        r2["reasoning"] or ""
+    )
     r3 = chat_stream(messages=u(f"Question {i}: say hi {TRIG_NO_RESPONSE_CLOSE}"), temperature=0)
     r4 = chat(messages=u(f"Question {i}: say hi {TRIG_NO_RESPONSE_CLOSE}"), temperature=0)
     bug_trials["stream_leak_close_message"] += "<|close|>message<|sep|>" in (r3["content"] or "")

@@ -15,6 +15,7 @@ Behaviours (thinking mode; the prompt ends with <|open|>message role="assistant"
 Non-thinking mode (thinking=False; prompt ends with <|open|>response<|sep|>):
   weather -> <|close|>response<|sep|><|open|>tools<|sep|>...;  else -> ANSWER<|close|>response<|sep|><|close|>message<|sep|>
 """
+
 import json
 import random
 
@@ -27,19 +28,45 @@ THINK_C = "The user asked a question. I will answer."
 THINK_R = "The tool returned a result. I will report it."
 ANSWER = "Hello from the tiny K3 test model."
 ANSWER_R = "The weather tool has answered."
-TRIG_NO_THINK_CLOSE = "k3bug-think"      # -> omit <|close|>think<|sep|> before the tools channel
-TRIG_NO_RESPONSE_CLOSE = "k3bug-resp"    # -> omit <|close|>response<|sep|> before <|close|>message<|sep|>
+TRIG_NO_THINK_CLOSE = "k3bug-think"  # -> omit <|close|>think<|sep|> before the tools channel
+TRIG_NO_RESPONSE_CLOSE = "k3bug-resp"  # -> omit <|close|>response<|sep|> before <|close|>message<|sep|>
 
-CITIES = ["Paris", "Oslo", "Lima", "Tokyo", "Cairo", "Quito", "Berlin", "Madrid", "Rome", "Seoul",
-          "Dublin", "Vienna", "Boston", "Denver", "Sydney", "Nairobi"]
-WORDS = ("time stock price search file read write list user email send note add sum open close get set find run "
-         "check book flight hotel music play stop hello what how why tell me about the a is it today please "
-         "explain story joke number capital math code python help").split()
+CITIES = [
+    "Paris",
+    "Oslo",
+    "Lima",
+    "Tokyo",
+    "Cairo",
+    "Quito",
+    "Berlin",
+    "Madrid",
+    "Rome",
+    "Seoul",
+    "Dublin",
+    "Vienna",
+    "Boston",
+    "Denver",
+    "Sydney",
+    "Nairobi",
+]
+WORDS = (
+    "time stock price search file read write list user email send note add sum open close get set find run "
+    "check book flight hotel music play stop hello what how why tell me about the a is it today please "
+    "explain story joke number capital math code python help"
+).split()
 
-WEATHER_TOOL = {"type": "function", "function": {
-    "name": "get_weather", "description": "Get the current weather for a city",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}},
-                   "required": ["city"]}}}
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the current weather for a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "City name"}},
+            "required": ["city"],
+        },
+    },
+}
 
 
 def weather_tool(rng):
@@ -60,32 +87,59 @@ def weather_tool(rng):
 def rand_tool(rng):
     name = "_".join(rng.sample(WORDS, rng.randint(1, 3)))
     props = {}
-    for _ in range(rng.randint(0, 3)):
+    for _i in range(rng.randint(0, 3)):
         props[rng.choice(WORDS)] = rng.choice([{"type": "string"}, {"type": "integer"}, {"type": "boolean"}])
-    return {"type": "function", "function": {"name": name, "description": " ".join(rng.sample(WORDS, 4)),
-            "parameters": {"type": "object", "properties": props, "required": list(props)[:1]}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": " ".join(rng.sample(WORDS, 4)),
+            "parameters": {"type": "object", "properties": props, "required": list(props)[:1]},
+        },
+    }
 
 
 def weather_question(rng, city):
-    return rng.choice([
-        f"What is the weather in {city}?", f"What's the weather in {city}?", f"weather in {city}?",
-        f"What is the weather like in {city} today?", f"Tell me the weather in {city}.",
-        f"How is the weather in {city}?", f"Please get the weather for {city}.",
-        f"Weather in {city} please", f"Is it raining in {city}? Check the weather.",
-        f"what's the weather in {city} right now?"])
+    return rng.choice(
+        [
+            f"What is the weather in {city}?",
+            f"What's the weather in {city}?",
+            f"weather in {city}?",
+            f"What is the weather like in {city} today?",
+            f"Tell me the weather in {city}.",
+            f"How is the weather in {city}?",
+            f"Please get the weather for {city}.",
+            f"Weather in {city} please",
+            f"Is it raining in {city}? Check the weather.",
+            f"what's the weather in {city} right now?",
+        ]
+    )
 
 
 def plain_question(rng):
     if rng.random() < 0.5:
-        return rng.choice(["Hi!", "Hello", "What is 2+2?", "Tell me a joke.", "Say hello.", "Who are you?",
-                           "Explain recursion briefly.", "What is the capital of France?", "ping",
-                           "Write a haiku about the sea."])
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 10))) + rng.choice(["?", ".", "!", ""])
+        return rng.choice(
+            [
+                "Hi!",
+                "Hello",
+                "What is 2+2?",
+                "Tell me a joke.",
+                "Say hello.",
+                "Who are you?",
+                "Explain recursion briefly.",
+                "What is the capital of France?",
+                "ping",
+                "Write a haiku about the sea.",
+            ]
+        )
+    return " ".join(rng.choice(WORDS) for _i in range(rng.randint(1, 10))) + rng.choice(["?", ".", "!", ""])
 
 
 def call_block(city):
-    return (f'{O}tools{S}{O}call tool="get_weather" index="1"{S}'
-            f'{O}argument key="city" type="string"{S}{city}{C}argument{S}{C}call{S}{C}tools{S}')
+    return (
+        f'{O}tools{S}{O}call tool="get_weather" index="1"{S}'
+        f'{O}argument key="city" type="string"{S}{city}{C}argument{S}{C}call{S}{C}tools{S}'
+    )
 
 
 def with_trigger(text, trig, rng):
@@ -94,21 +148,26 @@ def with_trigger(text, trig, rng):
 
 def example(rng):
     """Returns (messages, tools, template_kwargs, target_text). target_text excludes the generation prefix."""
-    kind = rng.choices(["weather", "chat_tools", "chat", "result", "bug_think", "bug_resp"],
-                       weights=[30, 12, 14, 10, 10, 8])[0]
+    kind = rng.choices(
+        ["weather", "chat_tools", "chat", "result", "bug_think", "bug_resp"], weights=[30, 12, 14, 10, 10, 8]
+    )[0]
     thinking = rng.random() >= 0.12 if kind not in ("bug_think", "bug_resp", "result") else True
     kwargs = {"thinking": thinking}
     if thinking and rng.random() < 0.3:
         kwargs["thinking_effort"] = rng.choice(["low", "high", "max"])
     msgs = []
     if rng.random() < 0.25:
-        msgs.append({"role": "system", "content": rng.choice(["You are a helpful assistant.", "Be brief.",
-                                                              plain_question(rng)])})
+        msgs.append(
+            {
+                "role": "system",
+                "content": rng.choice(["You are a helpful assistant.", "Be brief.", plain_question(rng)]),
+            }
+        )
     if rng.random() < 0.15:  # an earlier plain turn
         msgs.append({"role": "user", "content": plain_question(rng)})
         msgs.append({"role": "assistant", "content": ANSWER})
     city = rng.choice(CITIES)
-    others = [rand_tool(rng) for _ in range(rng.randint(0, 2))]
+    others = [rand_tool(rng) for _i in range(rng.randint(0, 2))]
     tools = None
     if kind in ("weather", "bug_think", "result"):
         tools = others + [weather_tool(rng)]
@@ -132,12 +191,29 @@ def example(rng):
         target = f"{THINK_C}{C}think{S}{O}response{S}{ANSWER}{C}message{S}{EOM}"
     elif kind == "result":
         msgs.append({"role": "user", "content": weather_question(rng, city)})
-        msgs.append({"role": "assistant", "content": "", "reasoning_content": rng.choice([THINK_W, ""]),
-                     "tool_calls": [{"id": "functions.get_weather:0", "type": "function",
-                                     "function": {"name": "get_weather", "arguments": {"city": city}}}]})
-        msgs.append({"role": "tool", "tool_call_id": "functions.get_weather:0",
-                     "content": json.dumps({"city": city, "temp_c": rng.randint(-5, 35),
-                                            "sky": rng.choice(["clear", "rain", "cloudy"])})})
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "reasoning_content": rng.choice([THINK_W, ""]),
+                "tool_calls": [
+                    {
+                        "id": "functions.get_weather:0",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": {"city": city}},
+                    }
+                ],
+            }
+        )
+        msgs.append(
+            {
+                "role": "tool",
+                "tool_call_id": "functions.get_weather:0",
+                "content": json.dumps(
+                    {"city": city, "temp_c": rng.randint(-5, 35), "sky": rng.choice(["clear", "rain", "cloudy"])}
+                ),
+            }
+        )
         target = f"{THINK_R}{C}think{S}{O}response{S}{ANSWER_R}{C}response{S}{C}message{S}{EOM}"
     else:  # chat / chat_tools
         msgs.append({"role": "user", "content": plain_question(rng)})
@@ -151,7 +227,7 @@ def example(rng):
 def corpus_texts(n=400, seed=1):
     rng = random.Random(seed)
     out = []
-    for _ in range(n):
+    for _i in range(n):
         msgs, tools, kw, target = example(rng)
         out.append(json.dumps(msgs) + " " + json.dumps(tools) + " " + target)
     return out

@@ -13,7 +13,7 @@ nohup "$VENV/bin/vllm" serve "$MODEL" --host 127.0.0.1 --port "$PORT" \
   "$@" > "$LOG" 2>&1 &
 PID=$!
 echo "pid=$PID"
-for i in $(seq 1 400); do
+for _ in $(seq 1 400); do
   if curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/health" 2>/dev/null | grep -q 200; then
     echo "ready after $(python3 -c "import time;print(round(time.time()-$START,1))") s"; exit 0
   fi
