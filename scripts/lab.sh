@@ -6,6 +6,8 @@
 # usage: scripts/lab.sh [up]   build, deploy, smoke-test (default)
 #        scripts/lab.sh plan   only print every lab node's compiled launch
 #        scripts/lab.sh down   destroy the lab nodes
+#        scripts/lab.sh test   up, then a second site.yml run must change nothing, then down
+#                              (the test stage of scripts/test.sh)
 set -euo pipefail
 # shellcheck source=tests/harness/lib.sh
 source "$(dirname "$0")/../tests/harness/lib.sh"
@@ -25,7 +27,7 @@ case $ACTION in
     timed start_dockerd
     molecule destroy -s lab
     ;;
-  up)
+  up | test)
     timed start_dockerd
     timed build_node_image
     timed standin_repo
@@ -41,6 +43,15 @@ case $ACTION in
     timed ansible-playbook -i inventories/lab playbooks/site.yml -e "smoke_test_report_dir=$REPORTS/lab"
     log "smoke report: $REPORTS/lab/smoke.md"
     cat "$REPORTS/lab/smoke.md"
+    if [[ $ACTION == test ]]; then
+      recap=$(ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke | tee -a "$LOG_DIR/lab-rerun.log" |
+              sed -n '/^PLAY RECAP/,$p')
+      echo "$recap"
+      ! grep -Eq 'changed=[1-9]|failed=[1-9]|unreachable=[1-9]' <<<"$recap" ||
+        die "a second site.yml run on the lab changed something (log: $LOG_DIR/lab-rerun.log)"
+      log "second run changed nothing"
+      timed molecule destroy -s lab
+    fi
     ;;
-  *) die "unknown action $ACTION (up, plan, down)" ;;
+  *) die "unknown action $ACTION (up, plan, down, test)" ;;
 esac

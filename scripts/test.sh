@@ -3,16 +3,17 @@
 # nothing: installs docker.io/docker-registry/debootstrap when missing, starts
 # dockerd and the local registry, builds the node images and venvs (cached under
 # /var/cache/inferops-vllm), then runs lint, sanity, unit, integration (real vLLM
-# on the CPU) and every Molecule scenario. Stops what it started.
+# on the CPU), every Molecule scenario and the lab (scripts/lab.sh test: site.yml
+# with real vLLM across two simulated nodes). Stops what it started.
 #
-# usage: scripts/test.sh [STAGE ...]   stages: lint sanity unit integration build molecule
+# usage: scripts/test.sh [STAGE ...]   stages: lint sanity unit integration build molecule lab
 #        (default: all). MOLECULE_SCENARIOS="a b" limits the Molecule stage.
 set -euo pipefail
 # shellcheck source=tests/harness/lib.sh
 source "$(dirname "$0")/../tests/harness/lib.sh"
 cd "$REPO_ROOT"
 
-ALL_STAGES=(lint sanity unit integration build molecule)
+ALL_STAGES=(lint sanity unit integration build molecule lab)
 STAGES=("$@")
 ((${#STAGES[@]})) || STAGES=("${ALL_STAGES[@]}")
 wants() { [[ " ${STAGES[*]} " == *" $1 "* ]]; }
@@ -24,7 +25,7 @@ export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
 timed host_packages
 timed make_venv
 drop_stale_collection_copy
-if wants integration || wants molecule; then
+if wants integration || wants molecule || wants lab; then
   timed start_dockerd
 fi
 if wants integration; then
@@ -39,6 +40,9 @@ if wants molecule; then
   INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
   INFEROPS_STANDIN_VLLM_DIGEST_B=$(push_image local/inferops-standin-vllm:variant-b inferops/standin-vllm:variant-b)
   export INFEROPS_STANDIN_VLLM_DIGEST INFEROPS_STANDIN_VLLM_DIGEST_B
+fi
+if wants lab; then
+  timed start_registry   # started here so that the cleanup below stops it
 fi
 
 stage_lint() {
@@ -83,10 +87,16 @@ stage_build() {
 stage_molecule() {
   local scenarios=${MOLECULE_SCENARIOS:-}
   if [[ -z $scenarios ]]; then
-    # every scenario but the lab's nodes, which the lab stage brings up itself
-    scenarios=$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -n1 basename | grep -vx lab | sort)
+    # every scenario but the nodes of the lab (scripts/lab.sh) and the benchmarks (scripts/bench.sh)
+    scenarios=$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -n1 basename | grep -vxE 'lab|bench' | sort)
   fi
   for s in $scenarios; do timed molecule test -s "$s"; done
+}
+
+# The README's first command, end to end: real vLLM (TP2 across two simulated nodes),
+# fabric check, smoke report; then a second run that must change nothing.
+stage_lab() {
+  INFEROPS_LAB_REPORTS=$INFEROPS_CACHE/lab-reports bash scripts/lab.sh test
 }
 
 for stage in "${ALL_STAGES[@]}"; do

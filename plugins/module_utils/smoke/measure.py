@@ -58,6 +58,9 @@ def chat(client, model: str, messages: List[dict], max_tokens: int, stream: bool
         delta = choice.delta
         if choice.finish_reason:
             out["finish_reason"] = choice.finish_reason
+            # the last token may decode to no text (a skipped special token): the
+            # generation ends with this chunk, not with the last visible text
+            last = now
         text, thought = delta.content, _reasoning(delta)
         if text:
             content.append(text)

@@ -14,7 +14,7 @@ DEFINITIONS = {
     "ttft_content_s": "time to first content token (after any reasoning)",
     "tpot_s": "time per output token: (e2e - ttft) / (output tokens - 1), output tokens from usage",
     "itl_s": "inter-token latency: gaps between consecutive output-carrying chunks",
-    "e2e_s": "end-to-end latency: request sent -> last output-carrying chunk",
+    "e2e_s": "end-to-end latency: request sent -> the chunk that ends the generation (finish_reason)",
     "output_tokens_per_s": "sum of usage.completion_tokens / wall time of the load run",
     "per_request_output_tokens_per_s": "usage.completion_tokens / e2e, per request",
     "kv_cache_usage_perc": "vllm:kv_cache_usage_perc after the run (max over engines; 1 = 100 %)",

@@ -1,0 +1,172 @@
+"""Fleet benchmarks on simulated nodes (the molecule `bench` scenario's nine nodes).
+
+converge  a no-op re-run of site.yml (smoke off) against a facts+ping play on the
+          same hosts, interleaved A/B rounds, at 3 and 9 nodes: the median ratio at
+          each size and the 9-node/3-node ratio of site.yml, for each Ansible setting.
+fanout    bytes the upstream registry sent per rollout of N nodes, with and without
+          the site mirror, from the registry's own log, as a multiple of the image size.
+
+Run with the Ansible venv's Python from scripts/bench.sh, which builds the nodes,
+the stand-in vLLM image and the registry first. Prints figures; never fails on them.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm"))
+REGISTRY_LOG = CACHE / "logs/registry.log"
+NODES = ["bench-node%d" % i for i in range(1, 10)]
+REPO = "inferops/standin-vllm"
+
+# Ansible settings compared by the converge benchmark (environment overrides).
+SETTINGS = {
+    "shipped": {},
+    "pipelining": {"ANSIBLE_PIPELINING": "1"},
+    "pipelining+fact cache": {"ANSIBLE_PIPELINING": "1", "ANSIBLE_GATHERING": "smart",
+                              "ANSIBLE_CACHE_PLUGIN": "jsonfile", "ANSIBLE_CACHE_PLUGIN_TIMEOUT": "3600"},
+}
+
+
+def inventory(workdir: Path, size: int, mirror: bool) -> Path:
+    cluster = {
+        "vllm_cluster": "bench", "vllm_profile": "cpu_lab", "vllm_gpu_model": "CPU", "vllm_fabric": "ethernet",
+        "vllm_strategy": "dp", "vllm_control_address": "127.0.0.1", "vllm_port": 18500, "vllm_dp_rpc_port": 13500,
+        "vllm_image": os.environ["INFEROPS_STANDIN_VLLM_DIGEST"], "vllm_api_key": "bench-not-a-secret",
+        "vllm_serve_ready_timeout": 120, "vllm_serve_ready_report_every": 10,
+        # the stand-in vLLM answers the API but has no torch for a collective
+        "fabric_check_enabled": False,
+    }
+    if mirror:
+        cluster.update({"vllm_image_mirror": "127.0.0.1:5001", "vllm_image_mirror_deploy": True,
+                        "vllm_image_mirror_port": 5001, "vllm_image_mirror_upstream": "http://127.0.0.1:5000"})
+    data = {"all": {
+        "vars": {
+            "ansible_connection": "community.docker.docker", "ansible_python_interpreter": "/usr/bin/python3",
+            "container_runtime_gpu_check": False,
+            "container_runtime_daemon_options": {"bridge": "none", "iptables": False, "ip6tables": False,
+                                                 "ip-forward": False, "ip-masq": False,
+                                                 "storage-driver": "overlay2"},
+        },
+        "children": {
+            "vllm_clusters": {"children": {"bench": None}},
+            "bench": {"hosts": {h: None for h in NODES[:size]}, "vars": cluster},
+            "vllm_registry_mirrors": {"hosts": {NODES[0]: None}},
+        },
+    }}
+    path = workdir / ("inventory-%d%s.yml" % (size, "-mirror" if mirror else ""))
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def playbook(inv: Path, play: Path, *args: str, env=None) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(["ansible-playbook", "-i", str(inv), str(play), *args], cwd=ROOT, capture_output=True,
+                          text=True, env=dict(os.environ, ANSIBLE_FORCE_COLOR="0", **(env or {})))
+    seconds = time.perf_counter() - start
+    if proc.returncode:
+        sys.exit("%s failed:\n%s" % (play.name, proc.stdout[-4000:] + proc.stderr[-2000:]))
+    return seconds
+
+
+def converge(workdir: Path, rounds: int, out: dict) -> None:
+    site, ping = ROOT / "playbooks/site.yml", ROOT / "bench/facts_ping.yml"
+    results = {}
+    for size in (3, 9):
+        inv = inventory(workdir, size, mirror=False)
+        print("converging %d nodes once (not timed)" % size, flush=True)
+        playbook(inv, site, "--skip-tags", "smoke")
+        for name, env in SETTINGS.items():
+            env = dict(env, ANSIBLE_CACHE_PLUGIN_CONNECTION=str(workdir / ("facts-%d" % size)))
+            site_s, ping_s = [], []
+            for _round in range(rounds):  # interleaved so machine drift hits both alike
+                site_s.append(playbook(inv, site, "--skip-tags", "smoke", env=env))
+                ping_s.append(playbook(inv, ping, env=env))
+            results.setdefault(name, {})[size] = {
+                "site_s": statistics.median(site_s), "facts_ping_s": statistics.median(ping_s),
+                "ratio": statistics.median(s / p for s, p in zip(site_s, ping_s)), "site_runs": site_s,
+                "facts_ping_runs": ping_s}
+            r = results[name][size]
+            print("  %-22s %d nodes: site.yml no-op %.1f s, facts+ping %.1f s, ratio %.2f"
+                  % (name, size, r["site_s"], r["facts_ping_s"], r["ratio"]), flush=True)
+    print("\nconverge overhead (median of %d interleaved rounds; goals: ratio <= 2.5, 9/3 <= 1.5)" % rounds)
+    print("%-22s %10s %10s %10s" % ("setting", "ratio@3", "ratio@9", "site 9/3"))
+    for name, by_size in results.items():
+        growth = by_size[9]["site_s"] / by_size[3]["site_s"]
+        by_size["growth_9_over_3"] = growth
+        print("%-22s %10.2f %10.2f %10.2f" % (name, by_size[3]["ratio"], by_size[9]["ratio"], growth))
+    out["converge"] = results
+
+
+def image_size() -> int:
+    req = urllib.request.Request("http://127.0.0.1:5000/v2/%s/manifests/%s" % (
+        REPO, os.environ["INFEROPS_STANDIN_VLLM_DIGEST"].split("@")[1]),
+        headers={"Accept": "application/vnd.docker.distribution.manifest.v2+json"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        manifest = json.load(resp)
+    return sum(b["size"] for b in [manifest["config"]] + manifest["layers"])
+
+
+def upstream_blob_bytes(since_line: int) -> int:
+    sent = 0
+    for line in REGISTRY_LOG.read_text().splitlines()[since_line:]:
+        if "response completed" in line and re.search(r'method=GET .*uri="/v2/%s/blobs/sha256:' % REPO, line):
+            sent += int(re.search(r"http.response.written=(\d+)", line).group(1))
+    return sent
+
+
+def forget_image(size: int) -> None:
+    """Nodes and the site mirror start without the image, as on a first rollout."""
+    for node in NODES[:size]:
+        subprocess.run(["docker", "exec", node, "sh", "-c",
+                        "docker rm -f vllm >/dev/null 2>&1; docker images -q | xargs -r docker rmi -f >/dev/null; "
+                        "rm -f /var/lib/inferops-vllm/image.json; systemctl stop docker-registry 2>/dev/null; "
+                        "rm -rf /var/lib/docker-registry/docker; true"], check=True)
+
+
+def fanout(workdir: Path, out: dict) -> None:
+    site, size_bytes = ROOT / "playbooks/site.yml", image_size()
+    results = {}
+    print("\nimage fan-out (stand-in image, %d bytes; goal with the mirror: 1.0x per site)" % size_bytes)
+    for size in (3, 9):
+        for mirror in (False, True):
+            forget_image(size)
+            mark = len(REGISTRY_LOG.read_text().splitlines())
+            playbook(inventory(workdir, size, mirror), site, "--tags", "image")
+            sent = upstream_blob_bytes(mark)
+            key = "%d nodes %s" % (size, "with mirror" if mirror else "direct")
+            results[key] = {"upstream_bytes": sent, "image_bytes": size_bytes, "ratio": sent / size_bytes}
+            print("  %-22s upstream %10d bytes = %.2fx the image" % (key, sent, sent / size_bytes), flush=True)
+    out["fanout"] = results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("benches", nargs="*", default=["converge", "fanout"])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        if "converge" in args.benches:
+            converge(Path(tmp), args.rounds, out)
+        if "fanout" in args.benches:
+            fanout(Path(tmp), out)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
