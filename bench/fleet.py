@@ -48,8 +48,8 @@ def inventory(workdir: Path, size: int, mirror: bool) -> Path:
         "fabric_check_enabled": False,
     }
     if mirror:
-        cluster.update({"vllm_image_mirror": "127.0.0.1:5001", "vllm_image_mirror_deploy": True,
-                        "vllm_image_mirror_port": 5001, "vllm_image_mirror_upstream": "http://127.0.0.1:5000"})
+        cluster.update({"vllm_image_mirror": "127.0.0.1:5002", "vllm_image_mirror_deploy": True,
+                        "vllm_image_mirror_port": 5002, "vllm_image_mirror_upstream": "http://127.0.0.1:5000"})
     data = {"all": {
         "vars": {
             "ansible_connection": "community.docker.docker", "ansible_python_interpreter": "/usr/bin/python3",

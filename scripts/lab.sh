@@ -6,7 +6,8 @@
 # usage: scripts/lab.sh [up]   build, deploy, smoke-test (default)
 #        scripts/lab.sh plan   only print every lab node's compiled launch
 #        scripts/lab.sh down   destroy the lab nodes
-#        scripts/lab.sh test   up, then a second site.yml run must change nothing, then down
+#        scripts/lab.sh test   up, then a second site.yml run and a --check --diff run must
+#                              change nothing, then down
 #                              (the test stage of scripts/test.sh)
 set -euo pipefail
 # shellcheck source=tests/harness/lib.sh
@@ -50,6 +51,12 @@ case $ACTION in
       ! grep -Eq 'changed=[1-9]|failed=[1-9]|unreachable=[1-9]' <<<"$recap" ||
         die "a second site.yml run on the lab changed something (log: $LOG_DIR/lab-rerun.log)"
       log "second run changed nothing"
+      recap=$(ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke --check --diff |
+              tee -a "$LOG_DIR/lab-check.log" | sed -n '/^PLAY RECAP/,$p')
+      echo "$recap"
+      ! grep -Eq 'changed=[1-9]|failed=[1-9]|unreachable=[1-9]' <<<"$recap" ||
+        die "site.yml --check --diff on the converged lab is not clean (log: $LOG_DIR/lab-check.log)"
+      log "check mode with --diff is clean"
       timed molecule destroy -s lab
     fi
     ;;

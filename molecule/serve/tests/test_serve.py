@@ -65,7 +65,8 @@ def test_head_serves_with_the_key(host, unused):
     if host.backend.get_hostname() != "serve-node1":
         pytest.skip("followers are headless")
     out = host.check_output("curl -s -H 'Authorization: Bearer %s' http://127.0.0.1:18400/v1/models" % SECRET)
-    assert json.loads(out)["data"][0]["id"] == "tiny-kimi"
+    served = yaml.safe_load(host.file("/etc/inferops-vllm/vllm.yaml").content_string)["served-model-name"]
+    assert json.loads(out)["data"][0]["id"] == served
     assert host.run("curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:18400/v1/models").stdout == "401"
 
 
