@@ -78,6 +78,9 @@ stage_build() {
   ansible-galaxy collection build --force --output-path "$out" .
   ansible-galaxy collection install --force -p "$out/installed" "$out"/inferops-vllm-*.tar.gz
   ANSIBLE_COLLECTIONS_PATH=$out/installed python3 tests/check_installed_docs.py inferops.vllm
+  # the installed collection's playbooks run by name, away from this tree's ansible.cfg
+  (cd "$out" && ANSIBLE_COLLECTIONS_PATH=$out/installed \
+    ansible-playbook -i "$REPO_ROOT/inventories/example-h200-ib" inferops.vllm.plan >/dev/null)
   # the execution environment definition is valid for ansible-builder and finds the tarball
   mkdir -p "$out/ee/ee-build" && cp "$out"/inferops-vllm-*.tar.gz "$out/ee/ee-build/"
   cp execution-environment.yml "$out/ee/"

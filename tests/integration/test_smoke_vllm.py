@@ -91,9 +91,9 @@ def test_k3_load_metrics_and_metrics_scrape(k3, k3_client):
     result = suites.load(k3_client, "tiny-k3", base_cfg(k3))
     m = result["metrics"]
     assert m["errors"] == 0 and m["requests"] == 8 and m["output_tokens"] == 8 * 24     # ignore_eos: exact lengths
-    for key in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):
+    for key in ("ttft_s", "ttft_chunk_s", "tpot_s", "itl_s", "e2e_s"):
         assert m[key]["p50"] is not None and m[key]["p50"] > 0
-    assert m["ttft_s"]["p50"] < m["e2e_s"]["p50"]
+    assert m["ttft_chunk_s"]["p50"] <= m["ttft_s"]["p50"] < m["e2e_s"]["p50"]
     with openai.OpenAI(base_url=k3.url, api_key="none").with_options(max_retries=0) as plain:
         text = plain.get("/metrics", cast_to=str)
     summary = prom.summary(text)

@@ -30,7 +30,8 @@ def _calls(tool_calls) -> List[Dict[str, Any]]:
 def chat(client, model: str, messages: List[dict], max_tokens: int, stream: bool = True, **extra) -> Dict[str, Any]:
     """Run one chat completion; returns timings, text, tool calls, usage and finish reason."""
     start = time.perf_counter()
-    out: Dict[str, Any] = {"stream": stream, "ttft": None, "ttft_content": None, "e2e": None, "itl": [],
+    out: Dict[str, Any] = {"stream": stream, "ttft": None, "ttft_chunk": None, "ttft_content": None, "e2e": None,
+                           "itl": [],
                            "content": None, "reasoning": None, "tool_calls": [], "finish_reason": None,
                            "prompt_tokens": None, "output_tokens": None, "tpot": None}
     if not stream:
@@ -54,6 +55,8 @@ def chat(client, model: str, messages: List[dict], max_tokens: int, stream: bool
             out.update(prompt_tokens=chunk.usage.prompt_tokens, output_tokens=chunk.usage.completion_tokens)
         if not chunk.choices:
             continue
+        if out["ttft_chunk"] is None:
+            out["ttft_chunk"] = now - start
         choice = chunk.choices[0]
         delta = choice.delta
         if choice.finish_reason:

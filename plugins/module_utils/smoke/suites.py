@@ -183,6 +183,7 @@ def load(client, model: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
         "requests": len(results), "errors": len(results) - len(ok), "concurrency": cfg["load_concurrency"],
         "wall_s": wall, "output_tokens": out_tokens, "output_tokens_per_s": out_tokens / wall if wall else None,
         "ttft_s": measure.percentiles([r["ttft"] for r in ok]),
+        "ttft_chunk_s": measure.percentiles([r["ttft_chunk"] for r in ok]),
         "ttft_content_s": measure.percentiles([r["ttft_content"] for r in ok]),
         "tpot_s": measure.percentiles([r["tpot"] for r in ok]),
         "itl_s": measure.percentiles([g for r in ok for g in r["itl"]]),
