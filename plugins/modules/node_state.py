@@ -1,0 +1,128 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: node_state
+short_description: Read what a node already has (packages, services, files, images, containers) in one call
+description:
+  - The roles read a node's state once and run a change task only where it differs from the wanted state,
+    so a converged node costs one round trip per role instead of one per resource.
+  - Read-only. A missing package, file, image or container, or a missing C(docker) or C(systemctl), is
+    reported as absent, not as an error.
+version_added: 1.1.0
+author: inferops.vllm contributors (@inferops)
+options:
+  packages:
+    description: Package names to look up with C(dpkg-query) (or C(rpm) where there is no dpkg).
+    type: list
+    elements: str
+    default: []
+  services:
+    description: systemd units to look up.
+    type: list
+    elements: str
+    default: []
+  files:
+    description: Paths whose existence, mode and SHA-1 checksum to report (the checksum C(ansible.builtin.copy) compares).
+    type: list
+    elements: path
+    default: []
+  read:
+    description: Small text files to report like O(files) and also return whole. Never name a file holding a secret.
+    type: list
+    elements: path
+    default: []
+  images:
+    description: Docker image references to inspect.
+    type: list
+    elements: str
+    default: []
+  containers:
+    description: Docker container names to inspect.
+    type: list
+    elements: str
+    default: []
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; the same state is returned in check mode.
+  diff_mode:
+    support: none
+    description: Nothing changes.
+  platform:
+    support: full
+    platforms: posix
+    description: Linux nodes (dpkg or rpm, systemd, the docker CLI where there is one).
+"""
+
+EXAMPLES = r"""
+- name: Read the engine's state
+  inferops.vllm.node_state:
+    packages: [docker.io]
+    services: [docker]
+    read: [/etc/docker/daemon.json]
+  register: engine
+
+- name: Install the engine only where it is missing
+  ansible.builtin.apt:
+    name: docker.io
+  when: engine.packages['docker.io'] is none
+"""
+
+RETURN = r"""
+packages:
+  description: Per name, C(version) and C(hold) of the installed package, or null when it is not installed.
+  returned: always
+  type: dict
+services:
+  description: Per unit, C(installed), C(active) and C(enabled).
+  returned: always
+  type: dict
+files:
+  description: Per path (O(files) and O(read)), C(exists), C(isdir), C(mode) (octal string), C(checksum) (SHA-1, regular
+    files) and, for O(read), C(content).
+  returned: always
+  type: dict
+images:
+  description: Per reference, C(present), C(id) and C(repo_digests).
+  returned: always
+  type: dict
+containers:
+  description: Per name, C(exists), C(running), C(status), C(image) and C(labels).
+  returned: always
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.inferops.vllm.plugins.module_utils import node_state
+
+
+def main():
+    lists = {"type": "list", "elements": "str", "default": []}
+    paths = {"type": "list", "elements": "path", "default": []}
+    module = AnsibleModule(argument_spec={"packages": lists, "services": lists, "files": paths, "read": paths,
+                                          "images": lists, "containers": lists}, supports_check_mode=True)
+    params = module.params
+
+    def run(argv):
+        return module.run_command(argv, environ_update={"LC_ALL": "C"})
+
+    docker = module.get_bin_path("docker")
+    module.exit_json(
+        changed=False,
+        packages=node_state.packages(params["packages"], run, module.get_bin_path("dpkg-query"),
+                                     module.get_bin_path("rpm")),
+        services=node_state.services(params["services"], run, module.get_bin_path("systemctl")),
+        files=node_state.files(params["files"], params["read"]),
+        images=node_state.images(params["images"], run, docker),
+        containers=node_state.containers(params["containers"], run, docker),
+    )
+
+
+if __name__ == "__main__":
+    main()
