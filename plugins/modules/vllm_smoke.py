@@ -129,10 +129,11 @@ import urllib.request
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.inferops.vllm.plugins.module_utils.smoke import prom, report, suites, tools
+from ansible_collections.inferops.vllm.plugins.module_utils.smoke import measure, prom, report, suites, tools
 
+# measure.client builds the client; imported here only to fail with a clear message
 try:
-    import openai
+    import openai  # noqa: F401  pylint: disable=unused-import
     HAS_OPENAI = True
 except ImportError:
     HAS_OPENAI = False
@@ -190,8 +191,7 @@ def main():
     if unknown:
         module.fail_json(msg="options: unknown keys %s; known: %s" % (unknown, ", ".join(sorted(DEFAULTS))))
     cfg = dict(DEFAULTS, **p["options"], base_url=p["base_url"], api_key=p["api_key"])
-    client = openai.OpenAI(base_url=p["base_url"], api_key=p["api_key"] or "none", timeout=cfg["timeout"],
-                           max_retries=0)
+    client = measure.client(p["base_url"], p["api_key"], cfg["timeout"])
     results = [suites.SUITES[name](client, p["model"], cfg) for name in p["suites"]]
     root = p["base_url"].rstrip("/").rsplit("/v1", 1)[0]
     server = {}

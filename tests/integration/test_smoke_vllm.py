@@ -6,6 +6,7 @@ on a random model's wording."""
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import openai
@@ -30,7 +31,7 @@ def k3(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def k3_client(k3):
-    return openai.OpenAI(base_url=k3.url + "/v1", api_key="none", max_retries=0, timeout=120)
+    return measure.client(k3.url + "/v1", "none", 120)   # the module's own client, with the send-time hook
 
 
 def base_cfg(k3, **extra):
@@ -92,6 +93,11 @@ def test_k3_load_metrics_and_metrics_scrape(k3, k3_client):
     for key in ("ttft_s", "ttft_chunk_s", "tpot_s", "itl_s", "e2e_s"):
         assert m[key]["p50"] is not None and m[key]["p50"] > 0
     assert m["ttft_chunk_s"]["p50"] <= m["ttft_s"]["p50"] < m["e2e_s"]["p50"]
+    # the clock starts when the request goes out (httpx hook), after the SDK built it
+    called = time.perf_counter()
+    one = measure.chat(k3_client, "tiny-k3", [{"role": "user", "content": "Say hello."}], 8)
+    sent = measure._sent.at
+    assert called < sent and 0 < one["ttft"] <= one["e2e"] <= time.perf_counter() - sent
     with openai.OpenAI(base_url=k3.url, api_key="none").with_options(max_retries=0) as plain:
         text = plain.get("/metrics", cast_to=str)
     summary = prom.summary(text)

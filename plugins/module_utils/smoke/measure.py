@@ -5,6 +5,8 @@
 reasoning-aware split GuideLLM and AIPerf add.
 
 Definitions (stated in every report):
+- Request sent: the moment the HTTP request goes out (an httpx request hook on
+  the client from `client()`), so the SDK's own request building is not counted.
 - TTFT: request sent -> first chunk carrying content, reasoning or a tool call
   (role-only and empty chunks do not count); TTFT-content: -> first content.
 - E2E: request sent -> last chunk carrying output (the trailing usage chunk excluded).
@@ -15,8 +17,33 @@ Definitions (stated in every report):
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Dict, List, Optional
+
+# Per thread: when this thread's last request went out (set by the httpx hook).
+_sent = threading.local()
+
+
+def _stamp_send(_request) -> None:
+    """httpx request hook: runs in the calling thread right before the request is written."""
+    _sent.at = time.perf_counter()
+
+
+def client(base_url: str, api_key: str, timeout: float, max_retries: int = 0):
+    """An OpenAI client whose requests stamp their send time for chat()."""
+    import httpx
+    import openai
+
+    http = httpx.Client(timeout=timeout, event_hooks={"request": [_stamp_send]})
+    return openai.OpenAI(base_url=base_url, api_key=api_key or "none", timeout=timeout, max_retries=max_retries,
+                         http_client=http)
+
+
+def _send_time(fallback: float) -> float:
+    """When the request of this thread went out; the call's start for a client without the hook."""
+    at = getattr(_sent, "at", None)
+    return at if at is not None and at >= fallback else fallback
 
 
 def _reasoning(obj: Any) -> Optional[str]:
@@ -36,7 +63,7 @@ def chat(client, model: str, messages: List[dict], max_tokens: int, stream: bool
                            "prompt_tokens": None, "output_tokens": None, "tpot": None}
     if not stream:
         resp = client.chat.completions.create(model=model, messages=messages, max_tokens=max_tokens, **extra)
-        out["e2e"] = time.perf_counter() - start
+        out["e2e"] = time.perf_counter() - _send_time(start)
         choice = resp.choices[0]
         out.update(content=choice.message.content, reasoning=_reasoning(choice.message),
                    tool_calls=_calls(choice.message.tool_calls), finish_reason=choice.finish_reason)
@@ -49,6 +76,7 @@ def chat(client, model: str, messages: List[dict], max_tokens: int, stream: bool
     last = previous = None
     chunks = client.chat.completions.create(model=model, messages=messages, max_tokens=max_tokens, stream=True,
                                             stream_options={"include_usage": True}, **extra)
+    start = _send_time(start)
     for chunk in chunks:
         now = time.perf_counter()
         if chunk.usage:

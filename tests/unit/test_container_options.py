@@ -1,0 +1,29 @@
+"""One mapping of a launch's container options to docker_container, checked against the module's own options."""
+import importlib
+
+import pytest
+import yaml
+
+from ansible_collections.inferops.vllm.plugins.module_utils.render import docker_container_options
+from clusters import compile_
+
+
+def docker_container_option_names():
+    module = importlib.import_module("ansible_collections.community.docker.plugins.modules.docker_container")
+    return set(yaml.safe_load(module.DOCUMENTATION)["options"])
+
+
+@pytest.mark.parametrize("gpu, fabric", [("H200", "infiniband"), ("MI355X", "roce"), ("GB300", "mnnvl")])
+def test_every_option_is_a_docker_container_parameter(gpu, fabric):
+    launch = compile_(vllm_gpu_model=gpu, vllm_fabric=fabric, vllm_nvlink_domain="rack1", vllm_strategy="dep")["n0"]
+    options = docker_container_options(launch)
+    assert set(options) <= docker_container_option_names()
+    assert "volumes" not in options   # each task adds its own mount
+
+
+def test_rocm_rdma_options_keep_groups_and_drop_empty_lists():
+    options = docker_container_options(compile_(vllm_gpu_model="MI355X", vllm_fabric="roce", vllm_strategy="dep")["n0"])
+    assert options["groups"] == ["video", "render"]
+    assert "/dev/infiniband:/dev/infiniband" in options["devices"]
+    assert "device_requests" not in options   # AMD GPUs come as devices, not a device request
+    assert "memlock:-1:-1" in options["ulimits"]
