@@ -12,6 +12,7 @@ cluster-wide ones must have one value on every member, host ones may differ.
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -28,6 +29,8 @@ STRATEGIES = {
 }
 LOAD_BALANCING = ("internal", "hybrid")
 GPU_ACCESS = ("gpus", "cdi")
+# repo@sha256:<64 hex>: a tag can move under a running cluster
+DIGEST_PINNED = re.compile(r"^[a-z0-9][a-z0-9._:/-]*@sha256:[0-9a-f]{64}$")
 
 # Cluster-wide variables and their defaults (None: computed or optional).
 CLUSTER_DEFAULTS: Dict[str, Any] = {
@@ -349,6 +352,11 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
               "(NVL72 rack, one IMEX domain)", "set vllm_nvlink_domain to the rack's group name in its group_vars")
     for var in ("vllm_site_args", "vllm_site_env"):
         _mapping(var, settings[var], where)
+    image = settings["vllm_image"]
+    if image and not DIGEST_PINNED.match(str(image)):
+        _fail("vllm_image", image, where, "is not pinned by digest (a tag can move under a running cluster)",
+              "set repo@sha256:<digest>; `docker buildx imagetools inspect %s` prints the digest"
+              % str(image).split("@", maxsplit=1)[0])
 
     nodes = []
     for rank, (host, hvars) in enumerate(ordered):

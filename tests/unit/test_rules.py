@@ -350,3 +350,15 @@ def test_config_yaml_matches_args():
     import yaml
     out = compile_(vllm_strategy="dep")
     assert yaml.safe_load(out["n1"]["config_yaml"]) == out["n1"]["args"]
+
+
+# --- the image -----------------------------------------------------------------------------
+
+def test_an_image_by_tag_is_refused_before_any_host_is_touched():
+    err = refused("not pinned by digest", vllm_image="vllm/vllm-openai:kimi-k3")
+    assert err.variable == "vllm_image" and "imagetools inspect vllm/vllm-openai" in str(err)
+
+
+def test_an_image_by_digest_or_none_compiles():
+    compile_(vllm_image="vllm/vllm-openai@sha256:" + "a" * 64)
+    compile_()   # plan.yml works without an image
