@@ -32,10 +32,10 @@ def _stamp_send(_request) -> None:
 
 def client(base_url: str, api_key: str, timeout: float, max_retries: int = 0):
     """An OpenAI client whose requests stamp their send time for chat()."""
-    import httpx
     import openai
 
-    http = httpx.Client(timeout=timeout, event_hooks={"request": [_stamp_send]})
+    # the SDK's own HTTP client class (httpx or httpx2, by SDK version), with the hook added
+    http = openai.DefaultHttpxClient(timeout=timeout, event_hooks={"request": [_stamp_send]})
     return openai.OpenAI(base_url=base_url, api_key=api_key or "none", timeout=timeout, max_retries=max_retries,
                          http_client=http)
 
