@@ -1,8 +1,11 @@
 """Fleet benchmarks on simulated nodes (the molecule `bench` scenario's nine nodes).
 
 converge  a no-op re-run of site.yml (smoke off) against a facts+ping play on the
-          same hosts, interleaved A/B rounds, at 3 and 9 nodes: the median ratio at
-          each size and the 9-node/3-node ratio of site.yml, for each Ansible setting.
+          same hosts, interleaved A/B rounds, at 3 nodes (one cluster) and 9 nodes
+          (that cluster and a second one of six): the median ratio at
+          each size, and its 9-node/3-node growth, for each Ansible setting. That
+          growth is site.yml's own growth over the floor's on the same machine; the
+          raw growth of both is printed beside it.
 fanout    bytes the upstream registry sent per rollout of N nodes, with and without
           the site mirror, from the registry's own log, as a multiple of the image size.
 
@@ -34,15 +37,17 @@ REPO = "inferops/standin-vllm"
 SETTINGS = {
     "shipped": {},
     "no pipelining": {"ANSIBLE_PIPELINING": "0"},
+    "forks 5 (Ansible default)": {"ANSIBLE_FORKS": "5"},
     "fact cache": {"ANSIBLE_GATHERING": "smart", "ANSIBLE_CACHE_PLUGIN": "jsonfile",
                    "ANSIBLE_CACHE_PLUGIN_TIMEOUT": "3600"},
 }
 
 
-def inventory(workdir: Path, size: int, mirror: bool) -> Path:
+def cluster_vars(name: str, port_offset: int, mirror: bool) -> dict:
     cluster = {
-        "vllm_cluster": "bench", "vllm_profile": "cpu_lab", "vllm_gpu_model": "CPU", "vllm_fabric": "ethernet",
-        "vllm_strategy": "dp", "vllm_control_address": "127.0.0.1", "vllm_port": 18500, "vllm_dp_rpc_port": 13500,
+        "vllm_cluster": name, "vllm_profile": "cpu_lab", "vllm_gpu_model": "CPU", "vllm_fabric": "ethernet",
+        "vllm_strategy": "dp", "vllm_control_address": "127.0.0.1", "vllm_port": 18500 + port_offset,
+        "vllm_dp_rpc_port": 13500 + port_offset,
         "vllm_image": os.environ["INFEROPS_STANDIN_VLLM_DIGEST"], "vllm_api_key": "bench-not-a-secret",
         "vllm_serve_ready_timeout": 120, "vllm_serve_ready_report_every": 10,
         # the stand-in vLLM answers the API but has no torch for a collective
@@ -51,6 +56,16 @@ def inventory(workdir: Path, size: int, mirror: bool) -> Path:
     if mirror:
         cluster.update({"vllm_image_mirror": "127.0.0.1:5002", "vllm_image_mirror_deploy": True,
                         "vllm_image_mirror_port": 5002, "vllm_image_mirror_upstream": "http://127.0.0.1:5000"})
+    return cluster
+
+
+def inventory(workdir: Path, size: int, mirror: bool, fleet: bool = False) -> Path:
+    """One cluster of `size` nodes; with fleet, the 3-node cluster of nodes 1-3 plus a second
+    cluster of the nodes after it, so 3 and 9 nodes are both no-ops on one converged fleet and
+    their rounds can be interleaved (machine drift between them would skew the 9/3 growth)."""
+    clusters = {"bench": NODES[:3 if fleet else size]}
+    if fleet and size > 3:
+        clusters["bench2"] = NODES[3:size]
     data = {"all": {
         "vars": {
             "ansible_connection": "community.docker.docker", "ansible_python_interpreter": "/usr/bin/python3",
@@ -60,12 +75,13 @@ def inventory(workdir: Path, size: int, mirror: bool) -> Path:
                                                  "storage-driver": "overlay2"},
         },
         "children": {
-            "vllm_clusters": {"children": {"bench": None}},
-            "bench": {"hosts": {h: None for h in NODES[:size]}, "vars": cluster},
+            "vllm_clusters": {"children": {name: None for name in clusters}},
+            **{name: {"hosts": {h: None for h in hosts}, "vars": cluster_vars(name, i, mirror)}
+               for i, (name, hosts) in enumerate(clusters.items())},
             "vllm_registry_mirrors": {"hosts": {NODES[0]: None}},
         },
     }}
-    path = workdir / ("inventory-%d%s.yml" % (size, "-mirror" if mirror else ""))
+    path = workdir / ("inventory-%d%s%s.yml" % (size, "-mirror" if mirror else "", "-fleet" if fleet else ""))
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
 
@@ -82,32 +98,37 @@ def playbook(inv: Path, play: Path, *args: str, env=None) -> float:
 
 def converge(workdir: Path, rounds: int, out: dict) -> None:
     site, ping = ROOT / "playbooks/site.yml", ROOT / "bench/facts_ping.yml"
+    inventories = {size: inventory(workdir, size, mirror=False, fleet=True) for size in (3, 9)}
+    print("converging the 3-node and the 6-node cluster once (not timed)", flush=True)
+    playbook(inventories[9], site, "--skip-tags", "smoke")
     results = {}
-    for size in (3, 9):
-        inv = inventory(workdir, size, mirror=False)
-        print("converging %d nodes once (not timed)" % size, flush=True)
-        playbook(inv, site, "--skip-tags", "smoke")
-        for name, env in SETTINGS.items():
-            env = dict(env, ANSIBLE_CACHE_PLUGIN_CONNECTION=str(workdir / ("facts-%d" % size)))
-            site_s, ping_s = [], []
-            for _round in range(rounds):  # interleaved so machine drift hits both alike
-                site_s.append(playbook(inv, site, "--skip-tags", "smoke", env=env))
-                ping_s.append(playbook(inv, ping, env=env))
+    for name, env in SETTINGS.items():
+        runs = {size: {"site": [], "ping": []} for size in inventories}
+        for _round in range(rounds):  # interleaved, sizes too, so machine drift hits all alike
+            for size, inv in inventories.items():
+                env_size = dict(env, ANSIBLE_CACHE_PLUGIN_CONNECTION=str(workdir / ("facts-%d" % size)))
+                runs[size]["site"].append(playbook(inv, site, "--skip-tags", "smoke", env=env_size))
+                runs[size]["ping"].append(playbook(inv, ping, env=env_size))
+        for size, r in runs.items():
             results.setdefault(name, {})[size] = {
-                "site_s": statistics.median(site_s), "facts_ping_s": statistics.median(ping_s),
-                "ratio": statistics.median(s / p for s, p in zip(site_s, ping_s)), "site_runs": site_s,
-                "facts_ping_runs": ping_s}
-            r = results[name][size]
-            print("  %-22s %d nodes: site.yml no-op %.1f s, facts+ping %.1f s, ratio %.2f"
-                  % (name, size, r["site_s"], r["facts_ping_s"], r["ratio"]), flush=True)
-    print("\nconverge overhead (median of %d interleaved rounds; goals: ratio <= 2.5, 9/3 <= 1.5)" % rounds)
-    print("%-22s %10s %10s %10s %12s" % ("setting", "ratio@3", "ratio@9", "site 9/3", "facts+ping 9/3"))
+                "site_s": statistics.median(r["site"]), "facts_ping_s": statistics.median(r["ping"]),
+                "ratio": statistics.median(s / p for s, p in zip(r["site"], r["ping"])), "site_runs": r["site"],
+                "facts_ping_runs": r["ping"]}
+            m = results[name][size]
+            print("  %-26s %d nodes: site.yml no-op %.1f s, facts+ping %.1f s, ratio %.2f"
+                  % (name, size, m["site_s"], m["facts_ping_s"], m["ratio"]), flush=True)
+    print("\nconverge overhead (median of %d interleaved rounds; goals: ratio@3 <= 2.5, ratio 9/3 <= 1.5)" % rounds)
+    print("%-26s %8s %8s %10s %9s %15s" % ("setting", "ratio@3", "ratio@9", "ratio 9/3", "site 9/3", "facts+ping 9/3"))
     for name, by_size in results.items():
-        # the floor's own growth: what this machine does with three times the nodes
+        # ratio 9/3 = site.yml's growth / the floor's growth: the playbook's own growth,
+        # with what this machine does with three times the nodes divided out
+        overhead = by_size[9]["ratio"] / by_size[3]["ratio"]
         growth = by_size[9]["site_s"] / by_size[3]["site_s"]
         floor = by_size[9]["facts_ping_s"] / by_size[3]["facts_ping_s"]
+        by_size["ratio_9_over_3"] = overhead
         by_size["growth_9_over_3"], by_size["facts_ping_growth_9_over_3"] = growth, floor
-        print("%-22s %10.2f %10.2f %10.2f %12.2f" % (name, by_size[3]["ratio"], by_size[9]["ratio"], growth, floor))
+        print("%-26s %8.2f %8.2f %10.2f %9.2f %15.2f"
+              % (name, by_size[3]["ratio"], by_size[9]["ratio"], overhead, growth, floor))
     out["converge"] = results
 
 
