@@ -146,3 +146,8 @@ def missing_packages(state: Dict[str, Optional[dict]], names: Iterable[str], pin
         if found is None or not found["version"].startswith(pin):
             missing.append(name)
     return missing
+
+
+def unheld_packages(state: Dict[str, Optional[dict]], names: Iterable[str]) -> List[str]:
+    """Names that are installed but not on hold (apt-mark hold), so a hold task has something to do."""
+    return [name for name in names if state.get(name) is not None and not state[name].get("hold")]

@@ -49,6 +49,12 @@ def test_missing_packages_honours_version_pins():
     assert node_state.missing_packages(state, names, {"docker-ce": "5:28.0"}) == ["docker-ce", "docker-ce-cli"]
 
 
+def test_unheld_packages_are_installed_and_not_held():
+    state = {"nvidia-open": {"version": "580.95.05-1", "hold": True}, "cuda-drivers": {"version": "580.95.05-1", "hold": False},
+             "nvidia-imex": None}
+    assert node_state.unheld_packages(state, ["nvidia-open", "cuda-drivers", "nvidia-imex", "not-asked"]) == ["cuda-drivers"]
+
+
 def test_systemctl_show():
     out = "LoadState=loaded\nActiveState=active\nUnitFileState=enabled\n"
     assert node_state.parse_systemctl_show(out) == {"installed": True, "active": True, "enabled": True}
