@@ -19,6 +19,12 @@ options:
     description: Root of the sysfs tree to read InfiniBand devices from (a chroot or a recorded tree).
     type: path
     default: /sys
+  warn_secure_boot:
+    description:
+      - Warn when Secure Boot is on, under which unsigned (DKMS-built) kernel modules do not load.
+      - The preflight role turns it on; a driver role reading the same facts again does not repeat it.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -117,7 +123,8 @@ def amd(module, facts):
 
 
 def main():
-    module = AnsibleModule(argument_spec={"sysfs_root": {"type": "path", "default": "/sys"}}, supports_check_mode=True)
+    module = AnsibleModule(argument_spec={"sysfs_root": {"type": "path", "default": "/sys"},
+                                          "warn_secure_boot": {"type": "bool", "default": False}}, supports_check_mode=True)
     facts = {"vendor": None, "model": None, "models": [], "count": 0, "memory_mib": None, "gpus": [],
              "driver_version": None, "cuda_version": None, "rocm_version": None, "driver_error": None,
              "kernel": platform.release()}
@@ -146,6 +153,10 @@ def main():
         facts["secure_boot"] = parse.parse_secure_boot(out + err)
     elif not os.path.isdir("/sys/firmware/efi"):
         facts["secure_boot"] = False   # legacy BIOS boot: no Secure Boot
+    if facts["secure_boot"] and module.params["warn_secure_boot"]:
+        module.warn("Secure Boot is enabled on %s (kernel %s). Unsigned DKMS driver modules will not load: use signed "
+                    "precompiled modules, or enrol a MOK (mokutil --import) before installing."
+                    % (platform.node(), facts["kernel"]))
     module.exit_json(changed=False, ansible_facts={"gpu_facts": facts})
 
 

@@ -88,3 +88,24 @@ def test_standin_nvidia_smi_matches_the_parser(tmp_path, monkeypatch):
     assert len(gpus) == 8 and p.model_of(gpus[0]["name"]) == "H200"
     banner = subprocess.run([sys.executable, str(tool)], capture_output=True, text=True, check=True).stdout
     assert p.parse_nvidia_header(banner) == {"driver_version": "580.95.05", "cuda_version": "13.0"}
+
+
+@pytest.mark.parametrize("warn", [True, False])
+def test_module_warns_of_secure_boot_when_asked(tmp_path, warn):
+    """The real module on this machine, with mokutil printing a recorded Secure Boot state."""
+    import os
+    import subprocess
+    import sys
+    root = Path(__file__).parents[2]
+    mokutil = tmp_path / "mokutil"
+    mokutil.write_text("#!/bin/sh\ncat %s\n" % (FIX / "mokutil-enabled.txt"))
+    mokutil.chmod(0o755)
+    env = dict(os.environ, PATH="%s:%s" % (tmp_path, os.environ["PATH"]), ANSIBLE_CONFIG=str(root / "ansible.cfg"),
+               ANSIBLE_NOCOLOR="1", ANSIBLE_CALLBACK_RESULT_FORMAT="yaml", ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    result = subprocess.run([str(Path(sys.executable).parent / "ansible"), "localhost", "-c", "local",
+                             "-e", "ansible_python_interpreter=%s" % sys.executable, "-m", "inferops.vllm.gpu_facts",
+                             "-a", "warn_secure_boot=%s" % warn], cwd=root, env=env, capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "secure_boot: true" in result.stdout
+    assert ("Secure Boot is enabled on" in result.stdout + result.stderr) is warn

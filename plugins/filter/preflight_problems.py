@@ -1,0 +1,66 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter for the preflight role: what stops a node from serving as its inventory describes."""
+
+from __future__ import annotations
+
+from ansible_collections.inferops.vllm.plugins.module_utils import preflight
+
+DOCUMENTATION = r"""
+name: preflight_problems
+short_description: A node's GPU facts checked against its inventory, as messages
+description:
+  - Takes the C(gpu_facts) of M(inferops.vllm.gpu_facts) and returns one message per problem, each naming what to fix
+    - an NVIDIA driver older than the branch CUDA 13 images need, GPUs other than the inventory's, and RDMA devices
+    missing or down on an InfiniBand or RoCE fabric. Empty when the node is as described.
+options:
+  _input:
+    description: The C(gpu_facts) fact of M(inferops.vllm.gpu_facts).
+    type: dict
+    required: true
+  host:
+    description: The node's name, for the messages.
+    type: str
+    required: true
+  min_driver_branch:
+    description: The oldest NVIDIA driver branch allowed.
+    type: int
+    required: true
+  expected:
+    description:
+      - What the inventory says of the node (C(vendor), C(model), C(count), C(fabric), C(hcas)); omit or null where
+        it names no accelerator, and only the driver is checked.
+    type: dict
+  require_rdma:
+    description: Check RDMA devices on an InfiniBand or RoCE fabric.
+    type: bool
+    default: true
+author: inferops.vllm contributors (@inferops)
+"""
+
+EXAMPLES = r"""
+- name: The node has the driver, GPUs and fabric the inventory describes
+  ansible.builtin.assert:
+    that: _problems | length == 0
+    fail_msg: "{{ _problems | join(' ') }}"
+  vars:
+    _problems: "{{ gpu_facts | inferops.vllm.preflight_problems(inventory_hostname, 580, {'vendor': 'nvidia', 'model': 'H200',
+      'count': 8, 'fabric': 'infiniband', 'hcas': ['mlx5_0']}) }}"
+"""
+
+RETURN = r"""
+_value:
+  description: One message per problem, empty when there is none.
+  type: list
+  elements: str
+"""
+
+
+def preflight_problems(facts, host, min_driver_branch, expected=None, require_rdma=True):
+    return preflight.node_problems(facts or {}, str(host), int(min_driver_branch), expected, bool(require_rdma))
+
+
+class FilterModule:
+    def filters(self):
+        return {"preflight_problems": preflight_problems}
