@@ -12,11 +12,11 @@ cluster-wide ones must have one value on every member, host ones may differ.
 from __future__ import annotations
 
 import ipaddress
-import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils import hardware, rules, vllm_surface
+from ansible_collections.inferops.vllm.plugins.module_utils.image_ref import DIGEST_PINNED
 from ansible_collections.inferops.vllm.plugins.module_utils.profiles import PROFILES
 
 STRATEGIES = {
@@ -29,8 +29,6 @@ STRATEGIES = {
 }
 LOAD_BALANCING = ("internal", "hybrid")
 GPU_ACCESS = ("gpus", "cdi")
-# repo@sha256:<64 hex>: a tag can move under a running cluster
-DIGEST_PINNED = re.compile(r"^[a-z0-9][a-z0-9._:/-]*@sha256:[0-9a-f]{64}$")
 
 # Cluster-wide variables and their defaults (None: computed or optional).
 CLUSTER_DEFAULTS: Dict[str, Any] = {

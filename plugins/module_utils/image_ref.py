@@ -5,9 +5,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Dict
 
-from ansible_collections.inferops.vllm.plugins.module_utils.cluster import DIGEST_PINNED
+# repo@sha256:<64 hex>: a tag can move under a running cluster
+DIGEST_PINNED = re.compile(r"^[a-z0-9][a-z0-9._:/-]*@sha256:[0-9a-f]{64}$")
 
 
 def repository_path(name: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-RDMA_FABRICS = ("infiniband", "roce")
+from ansible_collections.inferops.vllm.plugins.module_utils.rules import FABRICS
 
 
 def driver_problem(facts: Dict[str, Any], host: str, min_branch: int) -> Optional[str]:
@@ -35,7 +35,8 @@ def gpu_problem(facts: Dict[str, Any], host: str, expected: Dict[str, Any]) -> O
 
 
 def rdma_problem(facts: Dict[str, Any], host: str, expected: Dict[str, Any]) -> Optional[str]:
-    if expected["fabric"] not in RDMA_FABRICS:
+    fabric = FABRICS.get(expected["fabric"])
+    if fabric is None or not fabric.rdma:
         return None
     devices = facts.get("infiniband") or []
     names = [d["name"] for d in devices]
