@@ -51,7 +51,8 @@ def probe(base_url: str, served_model_name: str, api_key: Optional[str] = None, 
           generate: bool = True) -> Dict[str, Any]:
     """One pass over the three checks; `stage` names the first that failed (or 'ready')."""
     base = base_url.rstrip("/")
-    out: Dict[str, Any] = {"ready": False, "stage": "health", "detail": "", "models": [], "content": None}
+    out: Dict[str, Any] = {"ready": False, "stage": "health", "detail": "", "models": [], "content": None,
+                           "max_model_len": None}
     try:
         status, _body = _request(base + "/health", None, None, timeout)
         if status != 200:
@@ -63,6 +64,8 @@ def probe(base_url: str, served_model_name: str, api_key: Optional[str] = None, 
             out["detail"] = "/v1/models answered %s: %s" % (status, body)
             return out
         out["models"] = [m.get("id") for m in body.get("data", [])]
+        out["max_model_len"] = next((m.get("max_model_len") for m in body.get("data", [])
+                                     if m.get("id") == served_model_name), None)
         if served_model_name not in out["models"]:
             out["detail"] = "/v1/models lists %s, not %s" % (out["models"], served_model_name)
             return out

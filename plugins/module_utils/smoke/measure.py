@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 # Per thread: when this thread's last request went out (set by the httpx hook).
@@ -28,6 +29,58 @@ _sent = threading.local()
 def _stamp_send(_request) -> None:
     """httpx request hook: runs in the calling thread right before the request is written."""
     _sent.at = time.perf_counter()
+
+
+class DeadlineExceeded(Exception):
+    """The request's own total time, or its suite's or run's deadline, ran out."""
+
+
+@dataclass
+class Limits:
+    """How long one request may take. `deadline` is the monotonic time at which the
+    suite or the run must stop; a request never outlives it."""
+
+    connect: float = 10.0
+    first_byte: float = 60.0
+    total: float = 300.0
+    deadline: Optional[float] = None
+
+    def remaining(self) -> float:
+        left = self.total
+        if self.deadline is not None:
+            left = min(left, self.deadline - time.monotonic())
+        return left
+
+    def until(self, deadline: Optional[float]) -> "Limits":
+        """The same limits, bounded by an earlier deadline too."""
+        if deadline is None or (self.deadline is not None and self.deadline <= deadline):
+            return self
+        return Limits(self.connect, self.first_byte, self.total, deadline)
+
+
+def error_class(exc: BaseException) -> str:
+    """The transport failure class of an exception from the SDK or from chat()."""
+    import openai
+
+    if isinstance(exc, DeadlineExceeded):
+        return "deadline"
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout"
+    if isinstance(exc, openai.APIStatusError):
+        return "http_%d" % exc.status_code
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection"
+    if isinstance(exc, PartialStream):
+        return "partial_stream"
+    return "client_error"
+
+
+class PartialStream(Exception):
+    """The stream ended without a finish_reason; `partial` holds what arrived."""
+
+    def __init__(self, message: str, partial: Dict[str, Any]):
+        super().__init__(message)
+        self.partial = partial
 
 
 def client(base_url: str, api_key: str, timeout: float, max_retries: int = 0):
@@ -54,8 +107,30 @@ def _calls(tool_calls) -> List[Dict[str, Any]]:
     return [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments} for c in tool_calls or []]
 
 
-def chat(client, model: str, messages: List[dict], max_tokens: int, stream: bool = True, **extra) -> Dict[str, Any]:
-    """Run one chat completion; returns timings, text, tool calls, usage and finish reason."""
+def _timeout(limits: Optional[Limits], stream: bool):
+    """Connect and read timeouts for one request. Streaming: the read timeout is the
+    first-byte limit (and bounds every later gap); non-streaming: the whole answer is
+    the first byte, so it is the total."""
+    if limits is None:
+        return None
+    import openai
+
+    left = limits.remaining()
+    if left <= 0:
+        raise DeadlineExceeded("no time left before the deadline")
+    read = min(limits.first_byte if stream else limits.total, left)
+    return openai.Timeout(read, connect=min(limits.connect, left), write=min(limits.connect, left), pool=left)
+
+
+def chat(client, model: str, messages: List[dict], max_tokens: int, stream: bool = True,
+         limits: Optional[Limits] = None, **extra) -> Dict[str, Any]:
+    """Run one chat completion; returns timings, text, tool calls, usage and finish reason.
+    Raises DeadlineExceeded past `limits`' total or deadline, PartialStream when a
+    stream ends without a finish_reason, and the SDK's errors."""
+    timeout = _timeout(limits, stream)
+    if timeout is not None:
+        extra["timeout"] = timeout
+    stop_at = time.monotonic() + limits.remaining() if limits is not None else None
     start = time.perf_counter()
     out: Dict[str, Any] = {"stream": stream, "ttft": None, "ttft_chunk": None, "ttft_content": None, "e2e": None,
                            "itl": [],
@@ -79,6 +154,9 @@ def chat(client, model: str, messages: List[dict], max_tokens: int, stream: bool
     start = _send_time(start)
     for chunk in chunks:
         now = time.perf_counter()
+        if stop_at is not None and time.monotonic() > stop_at:
+            chunks.close()
+            raise DeadlineExceeded("the stream was still going after %.0f s" % (now - start))
         if chunk.usage:
             out.update(prompt_tokens=chunk.usage.prompt_tokens, output_tokens=chunk.usage.completion_tokens)
         if not chunk.choices:
@@ -113,6 +191,9 @@ def chat(client, model: str, messages: List[dict], max_tokens: int, stream: bool
             previous = last = now
     out["e2e"] = (last - start) if last is not None else time.perf_counter() - start
     out["content"] = "".join(content) if content else None
+    if out["finish_reason"] is None:
+        raise PartialStream("the stream ended without a finish_reason after %d content characters"
+                            % len(out["content"] or ""), out)
     out["reasoning"] = "".join(reasoning) if reasoning else None
     out["tool_calls"] = [calls[i] for i in sorted(calls)]
     n = out["output_tokens"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 DEFINITIONS = {
     "ttft_s": "time to first token: request sent -> first chunk with content, reasoning or a tool call",
@@ -19,25 +19,64 @@ DEFINITIONS = {
     "e2e_s": "end-to-end latency: request sent -> the chunk that ends the generation (finish_reason)",
     "output_tokens_per_s": "sum of usage.completion_tokens / wall time of the load run",
     "per_request_output_tokens_per_s": "usage.completion_tokens / e2e, per request",
-    "kv_cache_usage_perc": "vllm:kv_cache_usage_perc after the run (max over engines; 1 = 100 %)",
-    "parser_retries": "tool-call re-asks after a classified failure",
+    "kv_cache_usage_perc": "vllm:kv_cache_usage_perc sampled from /metrics during the load (max over engines; "
+                           "1 = 100 %); peak and mean over the samples",
+    "first_try_rate": "tool-call requests whose first attempt was a valid call with the prompt's values / requests, "
+                      "per tool_choice mode and lane; 95 % Wilson interval beside it",
+    "after_reask_rate": "requests that ended in a valid call after at most tool_retries re-asks / requests",
+    "failure_classes": "counted per first attempt: the unit is requests",
 }
 
 
-def build(suites: List[Dict[str, Any]], environment: Dict[str, Any], server: Dict[str, Any]) -> Dict[str, Any]:
+def cache_facts(server: Dict[str, Any], max_model_len: Optional[int]) -> Dict[str, Any]:
+    """The cache facts that matter, from vllm:cache_config_info."""
+    info = server.get("cache_config") or {}
+
+    def num(key):
+        try:
+            return float(info[key])
+        except (KeyError, TypeError, ValueError):
+            return None
+    blocks, block_size = num("num_gpu_blocks"), num("block_size")
+    tokens = num("kv_cache_size_tokens")
+    if tokens is None and blocks is not None and block_size is not None:
+        tokens = blocks * block_size
+    concurrency = num("kv_cache_max_concurrency")
+    if concurrency is None and tokens and max_model_len:
+        concurrency = tokens / max_model_len
+    return {"block_size": int(block_size) if block_size else None, "kv_cache_dtype": info.get("cache_dtype"),
+            "kv_capacity_tokens": int(tokens) if tokens else None,
+            "max_concurrency": round(concurrency, 2) if concurrency else None, "max_model_len": max_model_len}
+
+
+def build(suites: List[Dict[str, Any]], environment: Dict[str, Any], server: Dict[str, Any],
+          stopped: Optional[str] = None, timing: Optional[Dict[str, Any]] = None,
+          max_model_len: Optional[int] = None) -> Dict[str, Any]:
     checks = [dict(c, suite=s["name"]) for s in suites for c in s["checks"]]
-    failed = [c for c in checks if not c["passed"]]
+    if stopped:
+        checks.insert(0, {"suite": "run", "name": "engine answers", "passed": False, "level": "fail",
+                          "detail": stopped})
+    failed = [c for c in checks if c.get("level", "pass" if c["passed"] else "fail") == "fail"]
+    warned = [c for c in checks if c.get("level") == "warn"]
     tool = next((s for s in suites if s["name"] == "tools"), {})
     load = next((s for s in suites if s["name"] == "load"), {})
+    verdict = "FAILED" if failed else ("PASSED with warnings" if warned else "PASSED")
     return {
         "passed": not failed,
+        "verdict": verdict,
+        "stopped": stopped,
         "checks": len(checks),
         "failures": len(failed),
+        "warning_rows": len(warned),
         "failed_checks": failed,
+        "warning_checks": warned,
         "metrics": load.get("metrics", {}),
-        "tool_calls": {"parser_retries": tool.get("parser_retries", 0), "failure_classes": tool.get("failure_classes", {})},
+        "server_during_load": load.get("server_during_load", {}),
+        "tool_calls": {"lanes": tool.get("lanes", []), "retry_budget": tool.get("retry_budget", {})},
+        "cache": cache_facts(server, max_model_len),
         "server": server,
         "environment": environment,
+        "timing": timing or {},
         "definitions": DEFINITIONS,
         "suites": suites,
     }
@@ -47,13 +86,53 @@ def _fmt(value, scale=1000.0, unit="ms") -> str:
     return "-" if value is None else "%.1f %s" % (value * scale, unit)
 
 
+def code(text: Any) -> str:
+    """A Markdown code span that keeps markers verbatim, safe inside a table cell."""
+    text = str(text).replace("\n", " ").replace("|", "\\|")
+    fence = "``" if "`" in text else "`"
+    return "%s %s %s" % (fence, text, fence) if fence == "``" else "`%s`" % text
+
+
+def _evidence(ev: Optional[Dict[str, Any]]) -> str:
+    if not ev:
+        return ""
+    parts = []
+    for key in ("prompt", "class", "detail", "markers", "arguments", "json_error", "schema_path", "instance_path",
+                "error", "finish_reason", "output_tokens", "max_tokens", "content", "reasoning"):
+        value = ev.get(key)
+        if value in (None, "", [], {}):
+            continue
+        parts.append("%s %s" % (key, code(json.dumps(value) if isinstance(value, (dict, list)) else value)))
+    for key in ("first", "last"):
+        if ev.get(key) and (key == "first" or ev["last"] != ev["first"]):
+            parts.append("%s attempt: %s" % (key, _evidence(ev[key])))
+    return "; ".join(parts)
+
+
 def markdown(report: Dict[str, Any]) -> str:
     env, m = report["environment"], report["metrics"]
-    verdict = "PASSED" if report["passed"] else "FAILED"
     lines = ["# vLLM smoke report", "",
-             "**%s**: %d checks, %d failed." % (verdict, report["checks"], report["failures"]), "",
-             "## Environment", "", "| item | value |", "|---|---|"]
+             "**%s**: %d checks, %d failed, %d warnings." % (report["verdict"], report["checks"], report["failures"],
+                                                             report["warning_rows"]), ""]
+    if report.get("stopped"):
+        lines += ["**The run stopped early:** %s" % report["stopped"], ""]
+    lines += ["## Environment", "", "| item | value |", "|---|---|"]
     lines += ["| %s | %s |" % (k, v) for k, v in env.items()]
+    lanes = report["tool_calls"].get("lanes") or []
+    if lanes:
+        lines += ["", "## Tool calls", "",
+                  "| lane | requests | first-try ok | rate | 95 % CI | first-attempt failures | re-asks | recovered | "
+                  "after re-asks |", "|---|---|---|---|---|---|---|---|---|"]
+        for st in lanes:
+            lo, hi = st["first_ci95"]
+            classes = ", ".join("%s %d" % kv for kv in sorted(st["first_failure_classes"].items())) or "-"
+            lines.append("| %s | %d | %d | %.3f | %.3f-%.3f | %s | %d | %d/%d | %.3f |" % (
+                st["lane"], st["requests"], st["first_ok"], st["first_rate"], lo, hi, classes, st["reasks"],
+                st["recovered"], st["reasked_requests"], st["final_rate"]))
+        budget = report["tool_calls"].get("retry_budget") or {}
+        lines += ["", "Re-ask budget for the run: %s used of %s%s." % (
+            budget.get("used"), budget.get("size"),
+            ", %d re-asks refused" % budget["refused"] if budget.get("refused") else "")]
     if m:
         lines += ["", "## Latency and throughput (%d requests, concurrency %d)" % (m["requests"], m["concurrency"]), "",
                   "| metric | mean | p50 | p90 | p99 |", "|---|---|---|---|---|"]
@@ -63,18 +142,30 @@ def markdown(report: Dict[str, Any]) -> str:
             lines.append("| %s |" % " | ".join(cells))
         lines += ["", "Output tokens/s (aggregate): %.1f; prompt tokens %d, output tokens %d." % (
             m.get("output_tokens_per_s") or 0, m.get("prompt_tokens", 0), m.get("output_tokens", 0))]
-    server = report["server"]
-    lines += ["", "## Server", "", "KV-cache use after the run: %s; engines: %s; cache config: %s" % (
-        server.get("kv_cache_usage_perc"), server.get("engines"), json.dumps(server.get("cache_config", {})))]
-    tc = report["tool_calls"]
-    lines += ["", "## Tool calls", "", "Parser retries: %d. Failure classes: %s" % (
-        tc["parser_retries"], json.dumps(tc["failure_classes"]) if tc["failure_classes"] else "none")]
-    lines += ["", "## Checks", "", "| suite | check | result | detail |", "|---|---|---|---|"]
-    for suite in report["suites"]:
-        for c in suite["checks"]:
-            detail = (c["detail"] or "").replace("|", "/").replace("\n", " ")[:160]
-            result = "pass" if c["passed"] else "**FAIL**"
-            lines.append("| %s | %s | %s | %s |" % (suite["name"], c["name"], result, detail))
+    during = report.get("server_during_load") or {}
+    cache = report.get("cache") or {}
+    lines += ["", "## Server", ""]
+    if during.get("samples"):
+        def pm(key, pct=False):
+            v = during.get(key) or {}
+            f = (lambda x: "-" if x is None else "%.1f %%" % (100 * x)) if pct else (lambda x: "-" if x is None else "%.1f" % x)
+            return "peak %s, mean %s" % (f(v.get("peak")), f(v.get("mean")))
+        lines += ["During the load (%d samples): KV-cache use %s; running requests %s; waiting requests %s." % (
+            during["samples"], pm("kv_cache_usage_perc", True), pm("running"), pm("waiting"))]
+    lines += ["KV cache: block size %s, dtype %s, capacity %s tokens, max concurrency %s at max-model-len %s." % (
+        cache.get("block_size"), cache.get("kv_cache_dtype"), cache.get("kv_capacity_tokens"),
+        cache.get("max_concurrency"), cache.get("max_model_len"))]
+    lines += ["", "## Checks", "", "| suite | check | result | detail | evidence |", "|---|---|---|---|---|"]
+    for c in ([{"suite": "run", **c} for c in report["failed_checks"] if c.get("suite") == "run"]
+              + [dict(c, suite=s["name"]) for s in report["suites"] for c in s["checks"]]):
+        level = c.get("level", "pass" if c["passed"] else "fail")
+        result = {"pass": "pass", "warn": "*warn*", "fail": "**FAIL**"}[level]
+        detail = (c["detail"] or "").replace("\n", " ")
+        detail = code(detail) if any(mk in detail for mk in ("<|", "|>", "|")) else detail
+        lines.append("| %s | %s | %s | %s | %s |" % (c["suite"], c["name"], result, detail, _evidence(c.get("evidence"))))
+    timing = report.get("timing") or {}
+    if timing:
+        lines += ["", "Run time: %s." % ", ".join("%s %.1f s" % (k, v) for k, v in timing.items())]
     lines += ["", "## Definitions", ""] + ["- **%s**: %s" % (k, v) for k, v in report["definitions"].items()]
     return "\n".join(lines) + "\n"
 

@@ -231,3 +231,29 @@ def corpus_texts(n=400, seed=1):
         msgs, tools, kw, target = example(rng)
         out.append(json.dumps(msgs) + " " + json.dumps(tools) + " " + target)
     return out
+
+
+def reask_example(rng, feedback):
+    """A re-ask as the smoke module sends it: the weather question (often with the
+    k3bug-think trigger), the assistant's failed turn (the call trapped in the
+    reasoning, or a plain answer), then the error with the request restated.
+    Target: the call, as a model that reads the feedback would make it.
+    `feedback(failure, tool_name, request)` is the smoke module's own text."""
+    city = rng.choice(CITIES)
+    question = weather_question(rng, city)
+    if rng.random() < 0.7:
+        question = with_trigger(question, TRIG_NO_THINK_CLOSE, rng)
+    tools = [rand_tool(rng) for _i in range(rng.randint(0, 1))] + [weather_tool(rng)]
+    rng.shuffle(tools)
+    if rng.random() < 0.7:
+        failed = {"role": "assistant", "content": "", "reasoning": f"{THINK_W}{call_block(city)}{C}message{S}"}
+        failure = {"class": "call_in_reasoning", "detail": "no tool_calls; the call was left in the reasoning"}
+    else:
+        failed = {"role": "assistant", "content": ANSWER, "reasoning": THINK_C}
+        failure = {"class": "missing_call", "detail": "no tool call (finish_reason=stop)"}
+    if rng.random() < 0.3:  # clients that drop the reasoning from the history
+        failed.pop("reasoning")
+    msgs = [{"role": "user", "content": question}, failed,
+            {"role": "user", "content": feedback(failure, "get_weather", question)}]
+    target = f"{THINK_W}{C}think{S}{O}response{S}{C}response{S}{call_block(city)}{C}message{S}{EOM}"
+    return msgs, tools, {"thinking": True}, target
