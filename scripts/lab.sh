@@ -37,12 +37,19 @@ case $ACTION in
     INFEROPS_LAB_IMAGE=$(push_image "$LAB_IMAGE" inferops/lab-vllm:latest)
     export INFEROPS_LAB_IMAGE
     log "lab image $INFEROPS_LAB_IMAGE"
+    if [[ $ACTION == test ]]; then
+      # the test starts from fresh nodes, never from what an earlier `lab.sh up` left running
+      timed molecule destroy -s lab >/dev/null 2>&1 || true
+    fi
     timed molecule reset -s lab >/dev/null 2>&1 || true
     timed molecule create -s lab
     timed molecule prepare -s lab
     REPORTS=${INFEROPS_LAB_REPORTS:-$REPO_ROOT/reports}
-    timed ansible-playbook -i inventories/lab playbooks/site.yml -e "smoke_test_report_dir=$REPORTS/lab"
-    log "smoke report: $REPORTS/lab/smoke.md"
+    timed ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke
+    # the smoke play on its own, so its wall time shows (goal: under 3 minutes on this machine)
+    smoke_start=$SECONDS
+    timed ansible-playbook -i inventories/lab playbooks/site.yml --tags smoke -e "smoke_test_report_dir=$REPORTS/lab"
+    log "smoke play: $((SECONDS - smoke_start)) s; report: $REPORTS/lab/smoke.md"
     cat "$REPORTS/lab/smoke.md"
     if [[ $ACTION == test ]]; then
       recap=$(ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke | tee -a "$LOG_DIR/lab-rerun.log" |

@@ -13,6 +13,8 @@ import re
 from typing import Any, Dict, List, Optional
 
 NVIDIA_QUERY_FIELDS = ("index", "name", "uuid", "memory.total", "driver_version", "pci.bus_id", "compute_cap")
+# GPU memory in use, read after a smoke load (MiB, nounits)
+NVIDIA_MEMORY_FIELDS = ("index", "memory.used", "memory.total")
 # Marketing names -> catalog model (hardware.py); the most specific pattern first.
 MODEL_PATTERNS = (
     (r"\bGB300\b", "GB300"), (r"\bGB200\b", "GB200"), (r"\bB300\b", "B300"), (r"\bB200\b", "B200"),
@@ -133,3 +135,24 @@ def summarize(vendor: Optional[str], gpus: List[Dict[str, Any]]) -> Dict[str, An
     return {"vendor": vendor if gpus else None, "count": len(gpus),
             "model": models[0] if len(models) == 1 else None, "models": models,
             "memory_mib": mems[0] if len(mems) == 1 else None}
+
+
+def memory_usage(gpus: List[Dict[str, str]]) -> Dict[str, Optional[int]]:
+    """Used and total GPU memory over a node's GPUs, in MiB, from the memory query."""
+    def total(key):
+        vals = [g.get(key, "") for g in gpus]
+        return sum(int(v) for v in vals) if vals and all(str(v).isdigit() for v in vals) else None
+    return {"memory_used_mib": total("memory.used"), "memory_total_mib": total("memory.total")}
+
+
+def vram_line(facts: Optional[Dict[str, Any]]) -> str:
+    """A node's GPU memory for the environment record: used / total, or n/a without GPUs."""
+    facts = facts or {}
+    if not facts.get("count"):
+        return "n/a"
+    used, total = facts.get("memory_used_mib"), facts.get("memory_total_mib")
+    if total is None and facts.get("memory_mib"):
+        total = facts["memory_mib"] * facts["count"]
+    return "%s / %s MiB used over %d GPUs" % ("n/a" if used is None else "{:,}".format(used),
+                                              "n/a" if total is None else "{:,}".format(total), facts["count"])
+

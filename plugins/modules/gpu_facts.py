@@ -19,6 +19,12 @@ options:
     description: Root of the sysfs tree to read InfiniBand devices from (a chroot or a recorded tree).
     type: path
     default: /sys
+  memory_usage:
+    description:
+      - Also read the GPU memory in use now (C(memory_used_mib), C(memory_total_mib) over the node's GPUs). AMD nodes
+        report the total only.
+    type: bool
+    default: false
   warn_secure_boot:
     description:
       - Warn when Secure Boot is on, under which unsigned (DKMS-built) kernel modules do not load.
@@ -56,7 +62,8 @@ ansible_facts:
     gpu_facts:
       description:
         - C(vendor) (nvidia, amd or null), C(model) (catalog name such as H200 or MI355X, null when mixed),
-          C(count), C(memory_mib), C(gpus) (per-GPU details), C(driver_version), C(driver_branch), C(cuda_version),
+          C(count), C(memory_mib), C(memory_used_mib) and C(memory_total_mib) (with O(memory_usage)),
+          C(gpus) (per-GPU details), C(driver_version), C(driver_branch), C(cuda_version),
           C(rocm_version), C(driver_error) (why the vendor tool failed), C(loaded_module_version)
           (C(/sys/module/nvidia/version)), C(fabric_manager) and C(imex) (C(installed), C(active), C(enabled);
           IMEX also C(domain_state) and C(nodes)), C(infiniband) (devices with ports and state),
@@ -98,6 +105,11 @@ def nvidia(module, facts):
         gpu["memory_mib"] = int(gpu["memory.total"]) if gpu["memory.total"].isdigit() else None
     facts.update(parse.summarize("nvidia", gpus))
     facts["gpus"] = gpus
+    if module.params["memory_usage"]:
+        rc, out, _err = run(module, [smi, "--query-gpu=" + ",".join(parse.NVIDIA_MEMORY_FIELDS),
+                                     "--format=csv,noheader,nounits"])
+        if rc == 0:
+            facts.update(parse.memory_usage(parse.parse_nvidia_query(out, parse.NVIDIA_MEMORY_FIELDS)))
     facts["driver_version"] = gpus[0]["driver_version"] if gpus else None
     rc, out, _err = run(module, [smi])
     if rc == 0:
@@ -124,8 +136,10 @@ def amd(module, facts):
 
 def main():
     module = AnsibleModule(argument_spec={"sysfs_root": {"type": "path", "default": "/sys"},
+                                          "memory_usage": {"type": "bool", "default": False},
                                           "warn_secure_boot": {"type": "bool", "default": False}}, supports_check_mode=True)
     facts = {"vendor": None, "model": None, "models": [], "count": 0, "memory_mib": None, "gpus": [],
+             "memory_used_mib": None, "memory_total_mib": None,
              "driver_version": None, "cuda_version": None, "rocm_version": None, "driver_error": None,
              "kernel": platform.release()}
     nvidia(module, facts)

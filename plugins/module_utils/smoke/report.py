@@ -230,3 +230,18 @@ def write(report: Dict[str, Any], directory: str, stem: str = "smoke") -> Dict[s
     with open(paths["svg"], "w", encoding="utf-8") as fh:
         fh.write(svg_bars("Smoke latency (ms)", [(k, None if v is None else v * 1000) for k, v in series], "ms"))
     return paths
+
+
+def amend(json_path: str, environment: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, str]]:
+    """Add environment items to a written report (what the nodes said after the run)
+    and write its JSON and Markdown again."""
+    with open(json_path, encoding="utf-8") as fh:
+        full = json.load(fh)
+    full["environment"].update(environment)
+    paths = {"json": json_path, "md": os.path.splitext(json_path)[0] + ".md"}
+    with open(paths["json"], "w", encoding="utf-8") as fh:
+        json.dump(full, fh, indent=1, default=str)
+    with open(paths["md"], "w", encoding="utf-8") as fh:
+        fh.write(markdown(full))
+    return full, paths
+
