@@ -155,4 +155,3 @@ def vram_line(facts: Optional[Dict[str, Any]]) -> str:
         total = facts["memory_mib"] * facts["count"]
     return "%s / %s MiB used over %d GPUs" % ("n/a" if used is None else "{:,}".format(used),
                                               "n/a" if total is None else "{:,}".format(total), facts["count"])
-

@@ -59,8 +59,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/health":
             return self._json(200, {})   # even when the engine is dead or hung
         if self.path == "/v1/models":
-            return self._json(200, {"object": "list", "data": [{"id": MODEL, "object": "model",
-                                                                 "max_model_len": MAX_MODEL_LEN}]})
+            card = {"id": MODEL, "object": "model", "max_model_len": MAX_MODEL_LEN}
+            return self._json(200, {"object": "list", "data": [card]})
         if self.path == "/metrics":
             self.send_response(200)
             self.send_header("Content-Length", str(len(METRICS)))
@@ -164,8 +164,9 @@ class FaultServer(ThreadingHTTPServer):
 
 
 def start(port=0, fault=None, rate=0.0, rate_fault="empty_tool_calls", seed=0):
-    handler = type("H", (Handler,), {"fault_default": fault, "rate": rate, "rate_fault": rate_fault, "seed": seed,
-                                     "released": threading.Event(), "requests": []})
+    settings = {"fault_default": fault, "rate": rate, "rate_fault": rate_fault, "seed": seed,
+                "released": threading.Event(), "requests": []}
+    handler = type("H", (Handler,), settings)
     server = FaultServer(("127.0.0.1", port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server

@@ -31,14 +31,14 @@ OPTIONS = {
         "prompt": {"type": "str", "required": True}, "expect": {"type": "dict", "default": {}}}},
     "tool_first_try_min": {"type": "float", "default": 0.95},
     "tool_final_min": {"type": "float", "default": 1.0},
-    "tool_max_tokens": {"type": "int", "default": 512},
+    "tool_max_tokens": {"type": "int", "default": 512, "no_log": False},
     "load_requests": {"type": "int", "default": 16},
     "load_concurrency": {"type": "int", "default": 4},
-    "load_max_tokens": {"type": "int", "default": 64},
+    "load_max_tokens": {"type": "int", "default": 64, "no_log": False},
     "load_min_output_ratio": {"type": "float", "default": 0.9},
     "load_prompt": {"type": "str", "default": "Write a short paragraph about the sea."},
     "metrics_interval": {"type": "float", "default": 0.5},
-    "max_tokens": {"type": "int", "default": 256},
+    "max_tokens": {"type": "int", "default": 256, "no_log": False},
 }
 
 

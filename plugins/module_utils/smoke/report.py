@@ -244,4 +244,3 @@ def amend(json_path: str, environment: Dict[str, Any]) -> Tuple[Dict[str, Any], 
     with open(paths["md"], "w", encoding="utf-8") as fh:
         fh.write(markdown(full))
     return full, paths
-

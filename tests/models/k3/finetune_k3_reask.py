@@ -20,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 from k3_behaviours import (  # noqa: E402
-    ANSWER, C, CITIES, EOM, O, S, THINK_C, THINK_W, TRIG_NO_RESPONSE_CLOSE, TRIG_NO_THINK_CLOSE, call_block,
+    ANSWER, C, CITIES, EOM, O, S, THINK_C, THINK_W, TRIG_NO_RESPONSE_CLOSE, TRIG_NO_THINK_CLOSE,
     example, reask_example, weather_question, weather_tool)
 from ansible_collections.inferops.vllm.plugins.module_utils.smoke.tools import feedback  # noqa: E402
 
