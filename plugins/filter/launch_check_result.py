@@ -1,0 +1,46 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter for the vllm_serve role: the verdict of the launch check that ran in the image."""
+
+from __future__ import annotations
+
+from ansible_collections.inferops.vllm.plugins.module_utils import launch_check
+
+DOCUMENTATION = r"""
+name: launch_check_result
+short_description: The verdict of the launch check that ran in the pinned vLLM image
+description:
+  - Reads the output of C(check_launch.py) (the vllm_serve role runs it in the pinned image with its own python3)
+    and returns its JSON verdict. vLLM's own log lines before it are skipped.
+  - Output without a verdict (the container could not run the script) counts as not checked.
+options:
+  _input:
+    description: The check container's output.
+    type: str
+    required: true
+author: inferops.vllm contributors (@inferops)
+"""
+
+EXAMPLES = r"""
+- name: The image's vLLM accepts the launch
+  ansible.builtin.assert:
+    that: (check.container.Output | inferops.vllm.launch_check_result).ok
+"""
+
+RETURN = r"""
+_value:
+  description: C(checked) (vLLM's parser could be imported), C(ok), C(version) (vLLM's), C(error) and C(flags)
+    (the flags or environment variables the error names).
+  type: dict
+  sample: {checked: true, ok: false, version: 0.32.0, error: "unrecognized arguments: --moe-backend", flags: [--moe-backend]}
+"""
+
+
+def launch_check_result(output):
+    return launch_check.result(str(output or ""))
+
+
+class FilterModule:
+    def filters(self):
+        return {"launch_check_result": launch_check_result}

@@ -1,0 +1,90 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Runs inside the pinned vLLM image (its own python3), before the node's
+container starts: vLLM's own `vllm serve` parser and post-parse validators
+read the node's exact argv and config file. Prints one JSON line and exits 0:
+{"checked": bool, "ok": bool, "version": str, "error": str, "flags": [...]}.
+
+Input: the launch as JSON in the INFEROPS_LAUNCH environment variable
+({"argv": [...], "config_yaml": "...", "env": [names]}). Stdlib and vllm only."""
+
+import json
+import os
+import re
+import sys
+import tempfile
+
+
+def parser_api():
+    """The parser factory and validators, wherever this vLLM keeps them."""
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    for module in ("vllm.entrypoints.launchers.cli_args", "vllm.entrypoints.openai.cli_args"):
+        try:
+            mod = __import__(module, fromlist=["make_arg_parser", "validate_parsed_serve_args"])
+            return FlexibleArgumentParser, mod.make_arg_parser, mod.validate_parsed_serve_args
+        except (ImportError, AttributeError):
+            continue
+    raise ImportError("no make_arg_parser in vllm.entrypoints.launchers.cli_args or vllm.entrypoints.openai.cli_args")
+
+
+class Rejected(Exception):
+    pass
+
+
+def check(launch):
+    try:
+        import vllm
+        base, make_arg_parser, validate = parser_api()
+    except ImportError as exc:
+        return {"checked": False, "ok": True, "version": None, "error": "vLLM's parser is not importable: %s" % exc}
+
+    class Parser(base):
+        def error(self, message):
+            raise Rejected(message)
+
+    out = {"checked": True, "ok": False, "version": getattr(vllm, "__version__", None), "error": "", "flags": []}
+    parser = make_arg_parser(Parser(prog="vllm serve"))
+    try:
+        explicit = parser.parse_args(list(launch["argv"]))
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+            fh.write(launch["config_yaml"])
+        from_file = parser.parse_args(["--config", fh.name])
+        for ns in (explicit, from_file):
+            if getattr(ns, "model_tag", None):
+                ns.model = ns.model_tag
+            validate(ns)
+    except (Rejected, ValueError, TypeError, SystemExit) as exc:
+        out["error"] = str(exc) or type(exc).__name__
+        out["flags"] = sorted(set(re.findall(r"--[a-z0-9][a-z0-9-]*", out["error"])))
+        return out
+    skip = {"model_tag", "config"}
+    differ = sorted(k for k in set(vars(explicit)) | set(vars(from_file))
+                    if k not in skip and getattr(explicit, k, None) != getattr(from_file, k, None))
+    if differ:
+        out["error"] = "the config file parses differently from the argv: %s" % ", ".join(differ)
+        out["flags"] = ["--" + k.replace("_", "-") for k in differ]
+        return out
+    try:
+        import vllm.envs
+        known = set(vllm.envs.environment_variables)
+        unknown = sorted(k for k in launch.get("env", []) if k.startswith("VLLM_") and k not in known)
+    except (ImportError, AttributeError):
+        unknown = []
+    if unknown:
+        out["error"] = "environment variables this vLLM does not know: %s" % ", ".join(unknown)
+        out["flags"] = unknown
+        return out
+    out["ok"] = True
+    return out
+
+
+def main():
+    launch = json.loads(os.environ["INFEROPS_LAUNCH"])
+    print(json.dumps(check(launch)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
