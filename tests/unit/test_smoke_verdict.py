@@ -56,6 +56,13 @@ def test_arguments_are_checked_for_schema_and_values(arguments, expect, cls, det
         assert failure["detail"] == detail and failure["arguments"] == arguments
 
 
+def test_fixed_numbers_must_match_in_value_and_type():
+    assert tools.wrong_values({"days": 3}, {"days": 3}) == []
+    assert tools.wrong_values({"days": "3"}, {"days": 3}) == ["days='3', expected 3"]
+    assert tools.wrong_values({"days": 4}, {"days": 3}) == ["days=4, expected 3"]
+    assert tools.wrong_values({"flag": True}, {"flag": 1}) == ["flag=True, expected 1"]
+
+
 def test_invalid_json_carries_message_and_position():
     failure = tools.classify(call('{"city": "Paris"'), TOOLS)
     assert failure["json_error"] == {"message": "Expecting ',' delimiter", "position": 16}

@@ -225,39 +225,38 @@ def tool_calls(run) -> Dict[str, Any]:
     cfg, limits = run.cfg, run.suite_limits()
     cases = cfg.get("tool_cases") or TOOL_CASES
     checks, lanes, samples = [], [], []
-    for choice in cfg["tool_choices"]:
-        for stream in (False, True):
-            lane = "%s %s" % (choice, "stream" if stream else "non-stream")
-            with ThreadPoolExecutor(max_workers=max(1, cfg["tool_concurrency"])) as pool:
-                trials = list(pool.map(lambda i, c=choice, s=stream: _trial(run, limits, c, s, i, cases[i % len(cases)]),
-                                       range(cfg["tool_trials"])))
-            st = dict(_lane_stats(trials), lane=lane, tool_choice=choice, stream=stream)
-            lanes.append(st)
-            samples.extend(dict(t, lane=lane) for t in trials)
-            lo, hi = st["first_ci95"]
-            classes = ", ".join("%s %d" % kv for kv in sorted(st["first_failure_classes"].items())) or "none"
-            checks.append(check(
-                "%s first-try rate" % lane, st["first_rate"] >= cfg["tool_first_try_min"],
-                "%d/%d = %s (95%% CI %s-%s), minimum %s; first-attempt failures: %s" % (
-                    st["first_ok"], st["requests"], _pct(st["first_rate"]), _pct(lo), _pct(hi),
-                    _pct(cfg["tool_first_try_min"]), classes)))
-            checks.append(check(
-                "%s after re-asks" % lane, st["final_rate"] >= cfg["tool_final_min"],
-                "%d/%d = %s, minimum %s; %d re-asks, %d of %d re-asked requests recovered%s" % (
-                    st["final_ok"], st["requests"], _pct(st["final_rate"]), _pct(cfg["tool_final_min"]), st["reasks"],
-                    st["recovered"], st["reasked_requests"],
-                    "; %d not re-asked: retry budget spent" % st["budget_refused"] if st["budget_refused"] else "")))
-            for t in trials:
-                if t["first"] == "ok":
-                    continue
-                path = " -> ".join(a["class"] for a in t["attempts"])
-                recovered = t["final"] == "ok"
-                checks.append(check("%s request %d" % (lane, t["trial"]), True,
-                                    "%s: %s" % ("recovered" if recovered else "not recovered", path),
-                                    level="warn", evidence={"prompt": t["prompt"], "first": t["attempts"][0]["evidence"],
-                                                            "last": t["attempts"][-1]["evidence"]}))
-            if run.stopped:
-                break
+    for choice, stream in [(c, s) for c in cfg["tool_choices"] for s in (False, True)]:
+        if run.stopped:
+            break
+        lane = "%s %s" % (choice, "stream" if stream else "non-stream")
+        with ThreadPoolExecutor(max_workers=max(1, cfg["tool_concurrency"])) as pool:
+            trials = list(pool.map(lambda i, c=choice, s=stream: _trial(run, limits, c, s, i, cases[i % len(cases)]),
+                                   range(cfg["tool_trials"])))
+        st = dict(_lane_stats(trials), lane=lane, tool_choice=choice, stream=stream)
+        lanes.append(st)
+        samples.extend(dict(t, lane=lane) for t in trials)
+        lo, hi = st["first_ci95"]
+        classes = ", ".join("%s %d" % kv for kv in sorted(st["first_failure_classes"].items())) or "none"
+        checks.append(check(
+            "%s first-try rate" % lane, st["first_rate"] >= cfg["tool_first_try_min"],
+            "%d/%d = %s (95%% CI %s-%s), minimum %s; first-attempt failures: %s" % (
+                st["first_ok"], st["requests"], _pct(st["first_rate"]), _pct(lo), _pct(hi),
+                _pct(cfg["tool_first_try_min"]), classes)))
+        checks.append(check(
+            "%s after re-asks" % lane, st["final_rate"] >= cfg["tool_final_min"],
+            "%d/%d = %s, minimum %s; %d re-asks, %d of %d re-asked requests recovered%s" % (
+                st["final_ok"], st["requests"], _pct(st["final_rate"]), _pct(cfg["tool_final_min"]), st["reasks"],
+                st["recovered"], st["reasked_requests"],
+                "; %d not re-asked: retry budget spent" % st["budget_refused"] if st["budget_refused"] else "")))
+        for t in trials:
+            if t["first"] == "ok":
+                continue
+            path = " -> ".join(a["class"] for a in t["attempts"])
+            recovered = t["final"] == "ok"
+            checks.append(check("%s request %d" % (lane, t["trial"]), True,
+                                "%s: %s" % ("recovered" if recovered else "not recovered", path),
+                                level="warn", evidence={"prompt": t["prompt"], "first": t["attempts"][0]["evidence"],
+                                                        "last": t["attempts"][-1]["evidence"]}))
     return {"name": "tools", "checks": checks, "lanes": lanes, "samples": samples,
             "retry_budget": {"size": run.budget.size, "used": run.budget.used, "refused": run.budget.refused}}
 
