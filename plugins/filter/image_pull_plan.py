@@ -36,7 +36,12 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(digest) (sha256:...), C(repository) (the path inside the registry) and C(pull_ref).
+  description:
+    - C(digest) (sha256:...), C(repository) (the path inside the registry) and C(pull_ref).
+    - C(registry), the reference's own registry host (C(docker.io) for a Docker Hub name such as
+      C(vllm/vllm-openai), whose first part is neither dotted, nor a C(host:port), nor C(localhost)), and
+      C(login_url), what M(community.docker.docker_login) logs in to for it (C(https://index.docker.io/v1/) for
+      Docker Hub, otherwise the host). Both ignore O(mirror).
   type: dict
 """
 
