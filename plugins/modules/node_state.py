@@ -13,7 +13,7 @@ description:
     so a converged node costs one round trip per role instead of one per resource.
   - Read-only. A missing package, file, image or container, or a missing C(docker) or C(systemctl), is
     reported as absent, not as an error.
-version_added: 1.1.0
+version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 options:
   packages:
