@@ -36,9 +36,9 @@ def check_filter(name):
     fqcn = "%s.%s" % (COLLECTION, name)
     entry = doc("filter", fqcn).get(fqcn) or {}
     problems = []
-    if (entry.get("doc") or {}).get("name") != name:
-        problems.append("shows the documentation of %r (%s)" % ((entry.get("doc") or {}).get("name"),
-                                                                 (entry.get("doc") or {}).get("filename")))
+    shown = entry.get("doc") or {}
+    if shown.get("name") != name:
+        problems.append("shows the documentation of %r (%s)" % (shown.get("name"), shown.get("filename")))
     if not (entry.get("examples") or "").strip():
         problems.append("has no EXAMPLES")
     returned = entry.get("return") or {}

@@ -86,19 +86,27 @@ files:
   returned: always
   type: dict
   sample: {/etc/docker/daemon.json: {exists: true, isdir: false, mode: "0644",
-                                     checksum: 2aae6c35c94fcfb415dbe95f408b9ce91ee846ed, content: "{}\n"}}
+                                     checksum: 5f36b2ea290645ee34d943220a14b54ee5ea5be5, content: "{}\n"}}
 images:
   description: Per reference, C(present), C(id) and C(repo_digests).
   returned: always
   type: dict
-  sample: {"vllm/vllm-openai@sha256:0000000000000000000000000000000000000000000000000000000000000000": {present: true, id: "sha256:1111111111111111111111111111111111111111111111111111111111111111",
-           repo_digests: ["vllm/vllm-openai@sha256:0000000000000000000000000000000000000000000000000000000000000000"]}}
+  sample:
+    "vllm/vllm-openai@sha256:0000000000000000000000000000000000000000000000000000000000000000":
+      present: true
+      id: "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+      repo_digests: ["vllm/vllm-openai@sha256:0000000000000000000000000000000000000000000000000000000000000000"]
 containers:
   description: Per name, C(exists), C(running), C(status), C(image) and C(labels).
   returned: always
   type: dict
-  sample: {vllm: {exists: true, running: true, status: running, image: "sha256:1111111111111111111111111111111111111111111111111111111111111111",
-                labels: {inferops.vllm.launch: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08}}}
+  sample:
+    vllm:
+      exists: true
+      running: true
+      status: running
+      image: "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+      labels: {inferops.vllm.launch: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08}
 """
 
 from ansible.module_utils.basic import AnsibleModule
