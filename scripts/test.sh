@@ -48,6 +48,8 @@ fi
 stage_lint() {
   ansible-lint
   antsibull-changelog lint
+  # module, filter and role docs as the docsite renders them: schema, markup, references
+  antsibull-docs lint-collection-docs --plugin-docs .
   python3 tests/check_argument_specs.py
   python3 tests/tools/role_readmes.py --check
 }

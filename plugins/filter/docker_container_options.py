@@ -20,6 +20,7 @@ options:
     description: The C(vllm_launch) fact.
     type: dict
     required: true
+version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 """
 
@@ -38,6 +39,17 @@ _value:
   description: C(network_mode), C(ipc_mode), C(privileged), C(ulimits) and, where not empty, C(devices),
     C(device_requests), C(capabilities), C(groups) and C(security_opts).
   type: dict
+  sample:
+    network_mode: host
+    ipc_mode: host
+    privileged: false
+    devices: [/dev/infiniband:/dev/infiniband]
+    device_requests:
+      - driver: nvidia
+        count: -1
+        capabilities: [[gpu]]
+    capabilities: [IPC_LOCK]
+    ulimits: ["stack:67108864:67108864", "memlock:-1:-1"]
 """
 
 

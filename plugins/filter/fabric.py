@@ -41,7 +41,90 @@ options:
     description: The HCAs the inventory lists (C(vllm_ib_hcas)); others in use are reported.
     type: list
     elements: str
+version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
+"""
+
+EXAMPLES = r"""
+- name: Judge what the collective used
+  ansible.builtin.set_fact:
+    fabric_check_result: >-
+      {{ fabric_check_run.container.Output
+         | inferops.vllm.fabric_verdict(inventory_hostname, 'infiniband', 40, true, ['mlx5_0', 'mlx5_1']) }}
+
+- name: The node's collective used the fabric the inventory declares
+  ansible.builtin.assert:
+    that: fabric_check_result.passed
+    fail_msg: "{{ fabric_check_result.problems | join(' ') }}"
+"""
+
+RETURN = r"""
+_value:
+  description: The node's verdict.
+  type: dict
+  contains:
+    host:
+      description: The node.
+      type: str
+    fabric:
+      description: The inventory's fabric.
+      type: str
+    transport:
+      description: The transport used between nodes (C(ib-gdr), C(ib), C(roce-gdr), C(roce), C(mnnvl), C(socket),
+        C(gloo-tcp), C(local)).
+      type: str
+    library:
+      description: C(NCCL) or C(RCCL), or null (gloo).
+      type: str
+    version:
+      description: The library's version.
+      type: str
+    hcas:
+      description: The HCA ports used (C(mlx5_0:1)).
+      type: list
+      elements: str
+    interfaces:
+      description: The network interfaces used for bootstrap and sockets.
+      type: list
+      elements: str
+    links:
+      description: The distinct per-channel links (C(NET/IB/0/GDRDMA)).
+      type: list
+      elements: str
+    busbw_gbps:
+      description: Bus bandwidth of the all-reduce in GB/s.
+      type: float
+    algbw_gbps:
+      description: Algorithm bandwidth in GB/s.
+      type: float
+    bytes:
+      description: Bytes reduced.
+      type: int
+    world_size:
+      description: Ranks that joined.
+      type: int
+    problems:
+      description: One message per problem, naming the node and the likely cause.
+      type: list
+      elements: str
+    passed:
+      description: No problem.
+      type: bool
+  sample:
+    host: h200-01
+    fabric: infiniband
+    transport: ib-gdr
+    library: NCCL
+    version: 2.27.7+cuda13.0
+    hcas: ["mlx5_0:1", "mlx5_1:1"]
+    interfaces: [ibp26s0]
+    links: [NET/IB/0/GDRDMA, NET/IB/1/GDRDMA]
+    busbw_gbps: 45.65
+    algbw_gbps: 45.65
+    bytes: 268435456
+    world_size: 2
+    problems: []
+    passed: true
 """
 
 

@@ -25,6 +25,7 @@ options:
     description: The site registry's C(host:port), or empty to pull from the reference's own registry.
     type: str
     default: ''
+version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 """
 
@@ -36,8 +37,19 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(digest) (sha256:...), C(repository) (the path inside the registry) and C(pull_ref).
+  description:
+    - C(digest) (sha256:...), C(repository) (the path inside the registry) and C(pull_ref).
+    - C(registry), the reference's own registry host (C(docker.io) for a Docker Hub name such as
+      C(vllm/vllm-openai), whose first part is neither dotted, nor a C(host:port), nor C(localhost)), and
+      C(login_url), what M(community.docker.docker_login) logs in to for it (C(https://index.docker.io/v1/) for
+      Docker Hub, otherwise the host). Both ignore O(mirror).
   type: dict
+  sample:
+    digest: sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+    repository: vllm/vllm-openai
+    pull_ref: registry.site:5000/vllm/vllm-openai@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+    registry: docker.io
+    login_url: https://index.docker.io/v1/
 """
 
 

@@ -22,7 +22,31 @@ options:
     description: The image reference (C(repo@sha256:...)).
     type: str
     default: IMAGE
-author: inferops.vllm contributors
+  name:
+    description: The container's name.
+    type: str
+    default: vllm
+version_added: 1.0.0
+author: inferops.vllm contributors (@inferops)
+"""
+
+EXAMPLES = r"""
+- name: Show the command each node runs
+  ansible.builtin.debug:
+    msg: "{{ vllm_launch | inferops.vllm.docker_run_command(vllm_image) }}"
+"""
+
+RETURN = r"""
+_value:
+  description: One shell-quoted C(docker run -d) line with the container options, volumes, environment and the
+    explicit C(vllm serve) arguments.
+  type: str
+  sample: >-
+    docker run -d --name vllm --network host --ipc host --gpus all --device /dev/infiniband:/dev/infiniband
+    --cap-add IPC_LOCK --ulimit memlock=-1:-1 -v /var/lib/inferops-vllm/huggingface:/root/.cache/huggingface
+    -e NCCL_SOCKET_IFNAME=bond0 -e VLLM_HOST_IP=10.30.0.11 -e VLLM_API_KEY
+    vllm/vllm-openai@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef moonshotai/Kimi-K2.5
+    --served-model-name kimi-k2.5 --host 0.0.0.0 --port 8000 --enable-expert-parallel --data-parallel-size 16
 """
 
 

@@ -27,6 +27,7 @@ options:
     description: Version prefix per package name (as C(apt install name=<pin>*) matches it); absent or empty means any.
     type: dict
     default: {}
+version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 """
 
@@ -42,6 +43,7 @@ _value:
   description: The names to install, in the order given.
   type: list
   elements: str
+  sample: [nvidia-open, nvidia-fabricmanager]
 """
 
 

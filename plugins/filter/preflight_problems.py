@@ -36,6 +36,7 @@ options:
     description: Check RDMA devices on an InfiniBand or RoCE fabric.
     type: bool
     default: true
+version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 """
 
@@ -54,6 +55,9 @@ _value:
   description: One message per problem, empty when there is none.
   type: list
   elements: str
+  sample:
+    - "h200-01 reports 7 x NVIDIA H200 (nvidia), but the inventory says 8 x H200 (vllm_gpu_model, vllm_gpus_per_node).
+      Fix the inventory, or the node (a GPU missing from nvidia-smi/amd-smi usually means a hardware or driver fault)."
 """
 
 

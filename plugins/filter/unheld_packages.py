@@ -23,6 +23,7 @@ options:
     type: list
     elements: str
     required: true
+version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 """
 
@@ -39,6 +40,7 @@ _value:
   description: The names to hold, in the order given.
   type: list
   elements: str
+  sample: [nvidia-open]
 """
 
 

@@ -18,17 +18,10 @@ description:
 version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 options: {}
-attributes:
-  check_mode:
-    support: full
-    description: Compiles the same launch in check mode; it changes nothing either way.
-  diff_mode:
-    support: none
-    description: Nothing on a host changes, so there is no diff.
-  platform:
-    support: full
-    platforms: all
-    description: Runs on the controller only.
+extends_documentation_fragment:
+  - inferops.vllm.attributes
+  - inferops.vllm.attributes.read_only
+  - inferops.vllm.attributes.controller
 notes:
   - Secrets such as C(vllm_api_key) are never returned; C(secret_env) names the variable that holds each one.
 """
@@ -56,4 +49,24 @@ ansible_facts:
           and C(container) (C(community.docker.docker_container) options).
       type: dict
       returned: success
+      sample:
+        cluster: {name: k25_dep, profile: kimi_k25, gpu_model: H200, fabric: infiniband, strategy: dep,
+                  nodes: [h200-01, h200-02], head: h200-01, endpoint: "http://10.30.0.11:8000"}
+        host: h200-02
+        rank: 1
+        role: follower
+        serves_api: false
+        port: 8000
+        args: {model: moonshotai/Kimi-K2.5, enable-expert-parallel: true, data-parallel-size: 16,
+               data-parallel-size-local: 8, data-parallel-start-rank: 8, headless: true, all2all-backend: deepep_v2}
+        argv: [moonshotai/Kimi-K2.5, --enable-expert-parallel, --data-parallel-size, "16", --data-parallel-size-local,
+               "8", --data-parallel-start-rank, "8", --headless, --all2all-backend, deepep_v2]
+        command: [--config, /etc/inferops-vllm/vllm.yaml]
+        config_path: /etc/inferops-vllm/vllm.yaml
+        config_yaml: "model: \"moonshotai/Kimi-K2.5\"\nenable-expert-parallel: true\n..."
+        env: {NCCL_IB_HCA: "=mlx5_0,mlx5_1", NCCL_SOCKET_IFNAME: bond0, VLLM_HOST_IP: 10.30.0.12}
+        secret_env: {VLLM_API_KEY: vllm_api_key}
+        container: {network_mode: host, ipc_mode: host, privileged: false, devices: ["/dev/infiniband:/dev/infiniband"],
+                    capabilities: [IPC_LOCK], ulimits: ["memlock:-1:-1"],
+                    volumes: ["/var/lib/inferops-vllm/huggingface:/root/.cache/huggingface"]}
 """

@@ -13,7 +13,7 @@ description:
     so a converged node costs one round trip per role instead of one per resource.
   - Read-only. A missing package, file, image or container, or a missing C(docker) or C(systemctl), is
     reported as absent, not as an error.
-version_added: 1.1.0
+version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 options:
   packages:
@@ -46,17 +46,13 @@ options:
     type: list
     elements: str
     default: []
+extends_documentation_fragment:
+  - inferops.vllm.attributes
+  - inferops.vllm.attributes.read_only
+  - inferops.vllm.attributes.posix
 attributes:
-  check_mode:
-    support: full
-    description: Reads only; the same state is returned in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes.
   platform:
-    support: full
-    platforms: posix
-    description: Linux nodes (dpkg or rpm, systemd, the docker CLI where there is one).
+    details: Linux nodes (dpkg or rpm, systemd, the docker CLI where there is one).
 """
 
 EXAMPLES = r"""
@@ -78,23 +74,39 @@ packages:
   description: Per name, C(version) and C(hold) of the installed package, or null when it is not installed.
   returned: always
   type: dict
+  sample: {docker.io: {version: "20.10.24+dfsg1-1+b3", hold: false}, nvidia-open: null}
 services:
   description: Per unit, C(installed), C(active) and C(enabled).
   returned: always
   type: dict
+  sample: {docker: {installed: true, active: true, enabled: true}}
 files:
   description: Per path (O(files) and O(read)), C(exists), C(isdir), C(mode) (octal string), C(checksum) (SHA-1, regular
     files) and, for O(read), C(content).
   returned: always
   type: dict
+  sample: {/etc/docker/daemon.json: {exists: true, isdir: false, mode: "0644",
+                                     checksum: 5f36b2ea290645ee34d943220a14b54ee5ea5be5, content: "{}\n"}}
 images:
   description: Per reference, C(present), C(id) and C(repo_digests).
   returned: always
   type: dict
+  sample:
+    "vllm/vllm-openai@sha256:0000000000000000000000000000000000000000000000000000000000000000":
+      present: true
+      id: "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+      repo_digests: ["vllm/vllm-openai@sha256:0000000000000000000000000000000000000000000000000000000000000000"]
 containers:
   description: Per name, C(exists), C(running), C(status), C(image) and C(labels).
   returned: always
   type: dict
+  sample:
+    vllm:
+      exists: true
+      running: true
+      status: running
+      image: "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+      labels: {inferops.vllm.launch: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08}
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -44,17 +44,15 @@ options:
     description: Source registry password or token.
     type: str
     default: ""
+extends_documentation_fragment:
+  - inferops.vllm.attributes
+  - inferops.vllm.attributes.check_mode
+  - inferops.vllm.attributes.posix
 attributes:
   check_mode:
-    support: full
-    description: Resolves the image and reports what would be copied, without copying.
-  diff_mode:
-    support: none
-    description: No files are managed.
+    details: Resolves the image and reports what would be copied, without copying.
   platform:
-    support: full
-    platforms: posix
-    description: Any host that reaches both registries.
+    details: Any host that reaches both registries.
 """
 
 EXAMPLES = r"""
@@ -71,18 +69,22 @@ manifest:
   description: Digest of the image manifest that nodes pull (the platform image of an index).
   type: str
   returned: success
+  sample: sha256:2222222222222222222222222222222222222222222222222222222222222222
 blobs:
   description: Blobs in that image.
   type: int
   returned: success
+  sample: 41
 copied:
   description: Blobs copied now.
   type: int
   returned: success
+  sample: 3
 bytes:
   description: Bytes read from the source now.
   type: int
   returned: success
+  sample: 1288490188
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -47,17 +47,13 @@ options:
     description: How many log lines to return.
     type: int
     default: 30
+extends_documentation_fragment:
+  - inferops.vllm.attributes
+  - inferops.vllm.attributes.read_only
+  - inferops.vllm.attributes.posix
 attributes:
-  check_mode:
-    support: full
-    description: Only reads.
-  diff_mode:
-    support: none
-    description: Nothing changes.
   platform:
-    support: full
-    platforms: posix
-    description: Any host that can reach the endpoint.
+    details: Any host that can reach the endpoint.
 """
 
 EXAMPLES = r"""
@@ -77,27 +73,33 @@ ready:
   description: The endpoint passed every check.
   type: bool
   returned: always
+  sample: false
 stage:
   description: C(health), C(models), C(generation) (the check that failed last) or C(ready).
   type: str
   returned: always
+  sample: health
 detail:
   description: What the last failed check saw.
   type: str
   returned: always
+  sample: 'GET http://127.0.0.1:8000/health: connection refused'
 content:
   description: The generation check's content.
   type: str
   returned: when the generation ran
+  sample: The capital of France is Paris.
 elapsed:
   description: Seconds spent in this call.
   type: float
   returned: always
+  sample: 60.2
 log_tail:
   description: The container's last log lines.
   type: list
   elements: str
   returned: when O(container) is set
+  sample: ['INFO 11-30 16:02:11 [loader.py:312] Loading weights took 412.30 seconds']
 """
 
 import time
