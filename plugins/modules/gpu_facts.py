@@ -31,17 +31,13 @@ options:
       - The preflight role turns it on; a driver role reading the same facts again does not repeat it.
     type: bool
     default: false
+extends_documentation_fragment:
+  - inferops.vllm.attributes
+  - inferops.vllm.attributes.read_only
+  - inferops.vllm.attributes.posix
 attributes:
-  check_mode:
-    support: full
-    description: Reads only; the same facts are returned in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes.
   platform:
-    support: full
-    platforms: posix
-    description: Linux GPU nodes.
+    details: Linux GPU nodes.
 """
 
 EXAMPLES = r"""
@@ -70,6 +66,10 @@ ansible_facts:
           C(secure_boot) (true, false or null) and C(kernel).
       type: dict
       returned: always
+      sample: {vendor: nvidia, model: H200, models: [H200], count: 8, memory_mib: 143771, driver_version: 580.105.08,
+               driver_branch: 580, cuda_version: "13.0", memory_used_mib: 1040000, memory_total_mib: 1150168,
+               fabric_manager: {installed: true, active: true, enabled: true}, infiniband: [], secure_boot: false,
+               kernel: 6.8.0-60-generic}
 """
 
 import functools

@@ -38,17 +38,13 @@ options:
     description: Fail the task when the verdict failed.
     type: bool
     default: true
+extends_documentation_fragment:
+  - inferops.vllm.attributes
+  - inferops.vllm.attributes.no_check_mode
+  - inferops.vllm.attributes.posix
 attributes:
-  check_mode:
-    support: none
-    description: Rewrites the report of a run that happened.
-  diff_mode:
-    support: none
-    description: The report is an output, not managed configuration.
   platform:
-    support: full
-    platforms: posix
-    description: The controller.
+    details: The controller.
 """
 
 EXAMPLES = r"""

@@ -226,17 +226,13 @@ options:
         description: Output token budget of the text, vision and long-context requests.
         type: int
         default: 256
+extends_documentation_fragment:
+  - inferops.vllm.attributes
+  - inferops.vllm.attributes.no_check_mode
+  - inferops.vllm.attributes.posix
 attributes:
-  check_mode:
-    support: none
-    description: The smoke test is the action.
-  diff_mode:
-    support: none
-    description: No managed files.
   platform:
-    support: full
-    platforms: posix
-    description: The controller.
+    details: The controller.
 """
 
 EXAMPLES = r"""
