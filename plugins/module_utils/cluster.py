@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils import hardware, rules, vllm_surface
-from ansible_collections.inferops.vllm.plugins.module_utils.image_ref import DIGEST_PINNED
+from ansible_collections.inferops.vllm.plugins.module_utils.image_ref import pin_problem
 from ansible_collections.inferops.vllm.plugins.module_utils.profiles import PROFILES
 
 STRATEGIES = {
@@ -351,10 +351,9 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
     for var in ("vllm_site_args", "vllm_site_env"):
         _mapping(var, settings[var], where)
     image = settings["vllm_image"]
-    if image and not DIGEST_PINNED.match(str(image)):
-        _fail("vllm_image", image, where, "is not pinned by digest (a tag can move under a running cluster)",
-              "set repo@sha256:<digest>; `docker buildx imagetools inspect %s` prints the digest"
-              % str(image).split("@", maxsplit=1)[0])
+    pin = pin_problem(image) if image else None   # unset: plan.yml runs without an image
+    if pin:
+        _fail("vllm_image", image, where, pin[0], pin[1])
 
     nodes = []
     for rank, (host, hvars) in enumerate(ordered):

@@ -359,6 +359,12 @@ def test_an_image_by_tag_is_refused_before_any_host_is_touched():
     assert err.variable == "vllm_image" and "imagetools inspect vllm/vllm-openai" in str(err)
 
 
+def test_a_malformed_digest_is_refused_with_its_own_message():
+    err = refused("has a malformed digest: expected sha256: and 64 lowercase hex characters after @, found 3 "
+                  "characters after sha256: (not hex: 'x', 'y', 'z')", vllm_image="vllm/vllm-openai@sha256:xyz")
+    assert err.variable == "vllm_image" and "not pinned by digest" not in str(err)
+
+
 def test_an_image_by_digest_or_none_compiles():
     compile_(vllm_image="vllm/vllm-openai@sha256:" + "a" * 64)
     compile_()   # plan.yml works without an image
