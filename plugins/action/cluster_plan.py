@@ -49,8 +49,15 @@ class ActionModule(ActionBase):
                         notes.append(exc.message)
             return out
 
+        def cluster_of(name):
+            try:
+                return hostvars[name].get("vllm_cluster")
+            except AnsibleUndefinedVariable:
+                return None
+
         try:
-            launches = compile_cluster(cluster_name_of(host, host_vars(host)), task_vars["groups"], host_vars)
+            launches = compile_cluster(cluster_name_of(host, host_vars(host)), task_vars["groups"], host_vars,
+                                       cluster_of, scan_as=host)
         except ClusterError as exc:
             result.update(failed=True, msg="inferops.vllm launch plan: %s" % exc, variable=exc.variable)
             return result

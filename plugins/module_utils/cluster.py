@@ -199,11 +199,26 @@ def _order(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> List[
         missing = [h for (h, hv) in members if hv.get("vllm_node_rank") is None]
         _fail("vllm_node_rank", None, "hosts %s of cluster %s" % (", ".join(missing), name),
               "set on some hosts but not on these", "set vllm_node_rank on every host of the cluster, or on none")
-    ranked = sorted(members, key=lambda m: _int("vllm_node_rank", m[1]["vllm_node_rank"], m[0], 0))
-    got = [int(hv["vllm_node_rank"]) for _host, hv in ranked]
-    if got != list(range(len(members))):
-        _fail("vllm_node_rank", got, "cluster %s" % name, "ranks must be 0..%d, each once" % (len(members) - 1),
-              "number the hosts 0 (head) to %d" % (len(members) - 1))
+    ranked = sorted(members, key=lambda m: _int("vllm_node_rank", m[1]["vllm_node_rank"], "host %s" % m[0], 0))
+    by_rank: Dict[int, List[str]] = {}
+    for host, hvars in ranked:
+        by_rank.setdefault(int(hvars["vllm_node_rank"]), []).append(host)
+    last = len(members) - 1
+    for rank, hosts in by_rank.items():
+        if len(hosts) > 1:
+            _fail("vllm_node_rank", rank, "hosts %s of cluster %s" % (", ".join(hosts), name),
+                  "each rank belongs to one host", "give each host its own rank from 0 (head) to %d" % last)
+    if 0 not in by_rank:
+        _fail("vllm_node_rank", sorted(by_rank), "cluster %s" % name,
+              "no host has rank 0, so the cluster has no head", "set vllm_node_rank: 0 on the head's host_vars")
+    missing = [r for r in range(len(members)) if r not in by_rank]
+    if missing:
+        # N distinct ranks with one missing below N: some host's rank is past the end
+        high = max(by_rank)
+        _fail("vllm_node_rank", high, "host %s of cluster %s" % (by_rank[high][0], name),
+              "the cluster has %d hosts (ranks 0..%d) and no host has rank %s"
+              % (len(members), last, ", ".join(str(r) for r in missing)),
+              "number the hosts 0 (head) to %d without gaps" % last)
     return ranked
 
 

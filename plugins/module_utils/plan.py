@@ -6,7 +6,7 @@ launch: the one path that the plan action, the tests and tools share."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from ansible_collections.inferops.vllm.plugins.module_utils import cluster as cluster_model
 from ansible_collections.inferops.vllm.plugins.module_utils import launch
@@ -29,12 +29,33 @@ def cluster_name_of(host: str, hostvars: Mapping[str, Any]) -> str:
     return name
 
 
+def _refuse_outsiders(name: str, groups: Mapping[str, Sequence[str]], inventory_hosts: Iterable[str],
+                      cluster_of: Callable[[str], Any]) -> None:
+    """A host that names the cluster but is not in its group would be left out silently: another
+    host becomes head and the world size shrinks. Refuse it by name."""
+    members = set(groups[name])
+    for host in inventory_hosts:
+        if host not in members and cluster_of(host) == name:
+            raise cluster_model.ClusterError(
+                "vllm_cluster", name, "host %s" % host,
+                "the host names cluster %s but is not a member of group %s (members: %s), so the cluster would "
+                "start without it" % (name, name, ", ".join(groups[name]) or "none"),
+                "add %s to group %s in the inventory, or remove vllm_cluster from its variables" % (host, name))
+
+
 def compile_cluster(name: str, groups: Mapping[str, Sequence[str]],
-                    host_vars: Callable[[str], Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
-    """Compile the cluster whose group is `name`; host_vars(host) gives a host's variables."""
+                    host_vars: Callable[[str], Mapping[str, Any]],
+                    cluster_of: Optional[Callable[[str], Any]] = None,
+                    scan_as: Optional[str] = None) -> Dict[str, Dict[str, Any]]:
+    """Compile the cluster whose group is `name`; host_vars(host) gives a host's variables.
+    With cluster_of(host) (its vllm_cluster), the hosts of groups['all'] are checked for naming
+    this cluster from outside its group: once per cluster, when compiling for its head (scan_as),
+    and whenever the cluster is refused (a missing host is the likelier cause than a numbering slip)."""
     if name not in groups:
         raise cluster_model.ClusterError("vllm_cluster", name, "inventory", "there is no inventory group of that name",
                                          "name the group that holds the cluster's hosts")
+    if scan_as is not None and scan_as not in groups[name]:
+        _refuse_outsiders(name, groups, [scan_as], lambda _host: name)
     members = []
     for host in groups[name]:
         hvars = host_vars(host)
@@ -45,7 +66,17 @@ def compile_cluster(name: str, groups: Mapping[str, Sequence[str]],
                 "the host is in group %s but says it belongs to %r" % (name, other),
                 "put each host in exactly one cluster group and set vllm_cluster in that group's group_vars")
         members.append((host, hvars))
-    return launch.compile_cluster(cluster_model.build(name, members))
+    inventory_hosts = groups.get("all", ())
+    try:
+        cluster = cluster_model.build(name, members)
+    except cluster_model.ClusterError:
+        # a host left outside the group explains most wrong ranks and sizes: name it instead
+        if cluster_of is not None:
+            _refuse_outsiders(name, groups, inventory_hosts, cluster_of)
+        raise
+    if cluster_of is not None and scan_as in (None, cluster.head.host):
+        _refuse_outsiders(name, groups, inventory_hosts, cluster_of)
+    return launch.compile_cluster(cluster)
 
 
 def compile_inventory(groups: Mapping[str, Sequence[str]],
@@ -57,4 +88,6 @@ def compile_inventory(groups: Mapping[str, Sequence[str]],
             name = cluster_name_of(host, hvars)
             if name not in names:
                 names.append(name)
-    return {name: compile_cluster(name, groups, lambda h: hostvars[h]) for name in sorted(names)}
+    groups = dict(groups, all=list(groups.get("all") or hostvars))
+    return {name: compile_cluster(name, groups, lambda h: hostvars[h], lambda h: hostvars.get(h, {}).get("vllm_cluster"))
+            for name in sorted(names)}
