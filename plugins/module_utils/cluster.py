@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils import hardware, rules, vllm_surface
-from ansible_collections.inferops.vllm.plugins.module_utils.image_ref import pin_problem
+from ansible_collections.inferops.vllm.plugins.module_utils import image_ref
 from ansible_collections.inferops.vllm.plugins.module_utils.profiles import PROFILES
 
 STRATEGIES = {
@@ -273,6 +273,23 @@ def _fabric(settings: Dict[str, Any], acc: hardware.Accelerator, nodes: int, whe
     return fabric
 
 
+def _image_vendor(image: Any, acc: hardware.Accelerator, where: str) -> None:
+    """A CUDA build cannot drive AMD GPUs nor a ROCm build NVIDIA ones; the CPU lab image is exempt."""
+    if not image or acc.vendor not in image_ref.VENDOR_BUILD:
+        return
+    vendor = image_ref.image_vendor(image)
+    if vendor == acc.vendor:
+        return
+    repo = image_ref.repository_name(image)
+    named = ("names %s" if vendor == "amd" else "has no %s in its name") % image_ref.ROCM_NAME_MARKER
+    example = "vllm/vllm-openai-rocm" if acc.vendor == "amd" else "vllm/vllm-openai"
+    _fail("vllm_image", image, where,
+          "is a %s build (its repository %s %s) but vllm_gpu_model is %s, an %s GPU"
+          % (image_ref.VENDOR_BUILD[vendor], repo, named, acc.model, {"nvidia": "NVIDIA", "amd": "AMD"}[acc.vendor]),
+          "use a %s build for %s, e.g. %s@sha256:<digest>"
+          % (image_ref.VENDOR_BUILD[acc.vendor], acc.model, example))
+
+
 def _layout(settings: Dict[str, Any], acc: hardware.Accelerator, gpus: int, nodes: int, moe: bool,
             where: str) -> Layout:
     strategy = settings["vllm_strategy"] or ("single" if nodes == 1 else ("dep" if moe else "tp_pp"))
@@ -366,9 +383,10 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
     for var in ("vllm_site_args", "vllm_site_env"):
         _mapping(var, settings[var], where)
     image = settings["vllm_image"]
-    pin = pin_problem(image) if image else None   # unset: plan.yml runs without an image
+    pin = image_ref.pin_problem(image) if image else None   # unset: plan.yml runs without an image
     if pin:
         _fail("vllm_image", image, where, pin[0], pin[1])
+    _image_vendor(image, acc, where)
 
     nodes = []
     for rank, (host, hvars) in enumerate(ordered):

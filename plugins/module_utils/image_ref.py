@@ -12,6 +12,11 @@ from typing import Dict, Optional, Tuple
 DIGEST_PINNED = re.compile(r"^[a-z0-9][a-z0-9._:/-]*@sha256:[0-9a-f]{64}$")
 _HEX = frozenset("0123456789abcdef")
 DIGEST_HEX_LENGTH = 64
+# vLLM publishes ROCm builds as vllm/vllm-openai-rocm and CUDA builds as vllm/vllm-openai
+# (shared/reference/vllm-launch.md section 8): by that convention a repository whose name
+# contains this is a ROCm build and any other a CUDA build.
+ROCM_NAME_MARKER = "rocm"
+VENDOR_BUILD = {"nvidia": "CUDA", "amd": "ROCm"}
 
 
 def _inspect_hint(name: str) -> str:
@@ -56,6 +61,19 @@ def repository_path(name: str) -> str:
     if rest and ("." in first or ":" in first or first == "localhost"):
         return rest
     return name if rest else "library/" + name
+
+
+def repository_name(ref: str) -> str:
+    """The repository path without registry host, tag or digest: vllm/vllm-openai-rocm."""
+    name = str(ref or "").split("@", 1)[0]
+    head, slash, last = name.rpartition("/")
+    name = head + slash + last.split(":", 1)[0]   # a tag follows the last path part
+    return repository_path(name) if "/" in name else name
+
+
+def image_vendor(ref: str) -> str:
+    """'amd' for a ROCm build, 'nvidia' for a CUDA build, by the repository name."""
+    return "amd" if ROCM_NAME_MARKER in repository_name(ref).lower() else "nvidia"
 
 
 def pull_plan(ref: str, mirror: str = "") -> Dict[str, str]:

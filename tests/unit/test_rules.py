@@ -368,3 +368,30 @@ def test_a_malformed_digest_is_refused_with_its_own_message():
 def test_an_image_by_digest_or_none_compiles():
     compile_(vllm_image="vllm/vllm-openai@sha256:" + "a" * 64)
     compile_()   # plan.yml works without an image
+
+
+ROCM_IMAGE = "vllm/vllm-openai-rocm@sha256:" + "a" * 64
+CUDA_IMAGE = "vllm/vllm-openai@sha256:" + "a" * 64
+
+
+@pytest.mark.parametrize("gpu", ["GB300", "GB200", "B300", "B200", "H200", "H100"])
+def test_a_rocm_image_on_nvidia_gpus_is_refused(gpu):
+    err = refused("is a ROCm build (its repository vllm/vllm-openai-rocm names rocm) but vllm_gpu_model is %s, "
+                  "an NVIDIA GPU" % gpu, n=1, vllm_gpu_model=gpu, vllm_fabric=None, vllm_image=ROCM_IMAGE)
+    assert err.variable == "vllm_image" and err.value == ROCM_IMAGE
+    assert err.fix == "use a CUDA build for %s, e.g. vllm/vllm-openai@sha256:<digest>" % gpu
+
+
+@pytest.mark.parametrize("gpu", ["MI355X", "MI350X"])
+def test_a_cuda_image_on_amd_gpus_is_refused(gpu):
+    err = refused("is a CUDA build (its repository vllm/vllm-openai has no rocm in its name) but vllm_gpu_model is "
+                  "%s, an AMD GPU" % gpu, n=1, vllm_gpu_model=gpu, vllm_fabric=None,
+                  vllm_image="docker.io/vllm/vllm-openai:v0.32.0@sha256:" + "a" * 64)
+    assert "e.g. vllm/vllm-openai-rocm@sha256:<digest>" in err.fix
+
+
+def test_matching_images_and_the_cpu_lab_pass():
+    compile_(n=1, vllm_gpu_model="MI355X", vllm_fabric=None, vllm_image=ROCM_IMAGE)
+    compile_(n=1, vllm_gpu_model="H200", vllm_fabric=None, vllm_image="nvcr.io/site/vllm:cu130@sha256:" + "a" * 64)
+    compile_(n=1, vllm_profile="cpu_lab", vllm_gpu_model="CPU", vllm_fabric=None,
+             vllm_image="127.0.0.1:5000/inferops/vllm-cpu-lab@sha256:" + "a" * 64)
