@@ -85,6 +85,11 @@ OWNED_FLAGS = {
     "api-key": "vllm_api_key", "config": None,
 }
 SECRET_ENV = {"VLLM_API_KEY": "vllm_api_key", "HF_TOKEN": "vllm_hf_token"}
+# nvidia_driver's variables that the plan checks on NVIDIA clusters, so a bad value stops the run
+# before any host is touched (documented in roles/nvidia_driver/meta/argument_specs.yml, whose
+# reboot choices a unit test keeps equal to these).
+DRIVER_VARS = ("nvidia_driver_branch", "nvidia_driver_reboot")
+NVIDIA_DRIVER_REBOOT = ("never", "if_needed", "always")
 
 
 class ClusterError(ValueError):
@@ -290,6 +295,34 @@ def _image_vendor(image: Any, acc: hardware.Accelerator, where: str) -> None:
           % (image_ref.VENDOR_BUILD[acc.vendor], acc.model, example))
 
 
+def _driver(members: Sequence[Tuple[str, Mapping[str, Any]]], acc: hardware.Accelerator, image: Any,
+            profile_name: str, profile: Mapping[str, Any]) -> None:
+    """Each host's nvidia_driver_branch against the image's CUDA (its cuNNN tag, else the profile's),
+    and nvidia_driver_reboot against the role's choices."""
+    if acc.vendor != "nvidia":
+        return
+    cuda, source = image_ref.cuda_major(image), "its tag %s" % image_ref.tag(image)
+    if cuda is None and profile.get("cuda"):
+        cuda, source = int(profile["cuda"]), "profile %s" % profile_name
+    minimum = rules.MIN_DRIVER_BRANCH.get(cuda) if cuda else None
+    for host, hvars in members:
+        where = "host %s" % host
+        if hvars.get("nvidia_driver_reboot") is not None:
+            _choice("nvidia_driver_reboot", hvars["nvidia_driver_reboot"], where, NVIDIA_DRIVER_REBOOT)
+        branch = hvars.get("nvidia_driver_branch")
+        if branch is None:
+            continue   # the role's default branch
+        if isinstance(branch, bool) or not str(branch).isdigit():
+            _fail("nvidia_driver_branch", branch, where, "not a driver branch number",
+                  'set the branch number as a string, e.g. "%d"' % (minimum or 580))
+        if minimum and int(branch) < minimum:
+            _fail("nvidia_driver_branch", branch, where,
+                  "the image is a CUDA %d build (%s) and needs NVIDIA driver branch %d or newer"
+                  % (cuda, source, minimum),
+                  'set nvidia_driver_branch: "%d" or newer for %s, or use an image built for the older driver'
+                  % (minimum, host))
+
+
 def _layout(settings: Dict[str, Any], acc: hardware.Accelerator, gpus: int, nodes: int, moe: bool,
             where: str) -> Layout:
     strategy = settings["vllm_strategy"] or ("single" if nodes == 1 else ("dep" if moe else "tp_pp"))
@@ -387,6 +420,7 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
     if pin:
         _fail("vllm_image", image, where, pin[0], pin[1])
     _image_vendor(image, acc, where)
+    _driver(ordered, acc, image, profile_name, profile)
 
     nodes = []
     for rank, (host, hvars) in enumerate(ordered):

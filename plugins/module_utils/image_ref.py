@@ -71,6 +71,18 @@ def repository_name(ref: str) -> str:
     return repository_path(name) if "/" in name else name
 
 
+def tag(ref: str) -> str:
+    """The tag written before the digest (vllm/vllm-openai:v0.17.0-cu130@sha256:... -> v0.17.0-cu130), or ''."""
+    last = str(ref or "").split("@", 1)[0].rpartition("/")[2]
+    return last.partition(":")[2]
+
+
+def cuda_major(ref: str) -> Optional[int]:
+    """The CUDA major a vLLM image tag names (cu130 -> 13, cu129 -> 12), or None."""
+    match = re.search(r"(?:^|[-_.])cu(\d{3})(?:$|[-_.])", tag(ref))
+    return int(match.group(1)) // 10 if match else None
+
+
 def image_vendor(ref: str) -> str:
     """'amd' for a ROCm build, 'nvidia' for a CUDA build, by the repository name."""
     return "amd" if ROCM_NAME_MARKER in repository_name(ref).lower() else "nvidia"

@@ -13,7 +13,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils import launch
 
 # Only these host variables are read (and templated) from the inventory.
 READ_PREFIXES = ("vllm_",)
-READ_NAMES = ("ansible_host",)
+READ_NAMES = ("ansible_host",) + cluster_model.DRIVER_VARS
 
 
 def wanted(name: str) -> bool:

@@ -80,3 +80,9 @@ def traffic_kind(fabric: Fabric, node_count: int) -> Optional[str]:
     if node_count > 1:
         return "rdma" if fabric.rdma else "tcp"
     return None
+
+
+# Lowest NVIDIA driver branch per CUDA major of the image. Source: CUDA Toolkit release notes, table
+# "CUDA Toolkit and Corresponding Driver Versions" (13.x needs >= 580, 12.x >= 525, 11.x >= 450 with
+# minor-version compatibility); the Kimi-K3 guide: "CUDA 13 (cu130) build only ... r580+ NVIDIA driver".
+MIN_DRIVER_BRANCH = {13: 580, 12: 525, 11: 450}

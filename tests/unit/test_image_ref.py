@@ -62,3 +62,15 @@ def test_the_filter_and_the_plan_say_the_same():
     with pytest.raises(ClusterError) as plan_info:
         compile_(vllm_image=ref)
     assert plan_info.value.problem in str(filter_info.value) and plan_info.value.fix in str(filter_info.value)
+
+
+@pytest.mark.parametrize("ref,tag,cuda", [
+    ("vllm/vllm-openai:v0.17.0-cu130@" + DIGEST, "v0.17.0-cu130", 13),
+    ("vllm/vllm-openai:latest-cu129@" + DIGEST, "latest-cu129", 12),
+    ("vllm/vllm-openai:cu130-nightly@" + DIGEST, "cu130-nightly", 13),
+    ("127.0.0.1:5000/vllm/vllm-openai@" + DIGEST, "", None),
+    ("vllm/vllm-openai:kimi-k3@" + DIGEST, "kimi-k3", None),
+    ("vllm/vllm-openai:docu130x@" + DIGEST, "docu130x", None),
+])
+def test_the_tag_and_the_cuda_it_names(ref, tag, cuda):
+    assert image_ref.tag(ref) == tag and image_ref.cuda_major(ref) == cuda

@@ -88,3 +88,8 @@ def test_a_duplicate_rank_names_both_hosts():
 
 def test_a_rank_that_is_not_a_number_names_its_host():
     rank_refused([0, "one"], "vllm_node_rank='one' (host n1): must be an integer >= 0")
+
+
+def test_the_plan_reads_the_driver_variables_it_checks():
+    assert plan.wanted("nvidia_driver_branch") and plan.wanted("nvidia_driver_reboot")
+    assert not plan.wanted("nvidia_driver_version")

@@ -395,3 +395,46 @@ def test_matching_images_and_the_cpu_lab_pass():
     compile_(n=1, vllm_gpu_model="H200", vllm_fabric=None, vllm_image="nvcr.io/site/vllm:cu130@sha256:" + "a" * 64)
     compile_(n=1, vllm_profile="cpu_lab", vllm_gpu_model="CPU", vllm_fabric=None,
              vllm_image="127.0.0.1:5000/inferops/vllm-cpu-lab@sha256:" + "a" * 64)
+
+
+# --- the NVIDIA driver the image needs -----------------------------------------------------
+
+def test_a_driver_branch_below_the_image_cuda_is_refused_naming_the_host():
+    err = refused("the image is a CUDA 13 build (profile kimi_k3) and needs NVIDIA driver branch 580 or newer",
+                  host_overrides={"n1": {"nvidia_driver_branch": "570"}})
+    assert (err.variable, err.value, err.where) == ("nvidia_driver_branch", "570", "host n1")
+    assert err.fix == 'set nvidia_driver_branch: "580" or newer for n1, or use an image built for the older driver'
+
+
+def test_the_image_tag_names_the_cuda_before_the_profile():
+    cu129 = "vllm/vllm-openai:v0.32.0-cu129@sha256:" + "a" * 64
+    compile_(vllm_image=cu129, host_overrides={"n1": {"nvidia_driver_branch": "570"}})
+    refused("CUDA 12 build (its tag v0.32.0-cu129) and needs NVIDIA driver branch 525", vllm_image=cu129,
+            host_overrides={"n1": {"nvidia_driver_branch": 510}})
+
+
+def test_driver_branch_passes_at_the_minimum_and_off_nvidia():
+    compile_(host_overrides={"n0": {"nvidia_driver_branch": "580"}, "n1": {"nvidia_driver_branch": 590}})
+    compile_(vllm_gpu_model="MI355X", host_overrides={"n1": {"nvidia_driver_branch": "570"}})
+    compile_(vllm_profile="generic", vllm_model="org/dense", host_overrides={"n1": {"nvidia_driver_branch": "570"}})
+
+
+def test_a_driver_branch_that_is_not_a_number_is_refused():
+    refused("nvidia_driver_branch='r580' (host n0): not a driver branch number",
+            host_overrides={"n0": {"nvidia_driver_branch": "r580"}})
+
+
+def test_an_invalid_reboot_policy_is_refused_before_any_host():
+    err = refused("nvidia_driver_reboot='yes' (host n1): not one of never, if_needed, always",
+                  host_overrides={"n1": {"nvidia_driver_reboot": "yes"}})
+    assert err.fix == "set one of never, if_needed, always"
+
+
+def test_reboot_choices_match_the_nvidia_driver_argument_spec():
+    from pathlib import Path
+    import yaml
+    from ansible_collections.inferops.vllm.plugins.module_utils import cluster
+    spec = yaml.safe_load((Path(__file__).parents[2] / "roles/nvidia_driver/meta/argument_specs.yml").read_text())
+    options = spec["argument_specs"]["main"]["options"]
+    assert tuple(options["nvidia_driver_reboot"]["choices"]) == cluster.NVIDIA_DRIVER_REBOOT
+    assert set(cluster.DRIVER_VARS) <= set(options)

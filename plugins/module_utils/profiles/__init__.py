@@ -8,6 +8,8 @@ Each module defines PROFILE, a dict with these keys (all optional but model):
   model, served_model_name   defaults for vllm_model / vllm_served_model_name
   moe                        the model has experts (expert parallel is possible)
   weights                    checkpoint format (bf16, int4, mxfp4): some backends need bf16
+  cuda                       CUDA major of the recipe's NVIDIA images (sets the lowest driver
+                             branch, rules.MIN_DRIVER_BRANCH) unless the image tag says cuNNN
   args, env                  flags and environment for every node
   family: {blackwell|hopper|cdna4|cpu: {args, env}}       per hardware family
   strategy: {dep|tp|...: {args, env, gpu: {GB300: {args, env}}}}

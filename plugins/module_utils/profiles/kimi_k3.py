@@ -14,6 +14,7 @@ PROFILE = {
     "served_model_name": "kimi-k3",
     "moe": True,
     "weights": "mxfp4",
+    "cuda": 13,   # the guide: vllm/vllm-openai:kimi-k3 is a "CUDA 13 (cu130) build only"
     "args": {
         "trust-remote-code": True,
         "gpu-memory-utilization": 0.95,
