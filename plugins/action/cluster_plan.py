@@ -59,7 +59,9 @@ class ActionModule(ActionBase):
             launches = compile_cluster(cluster_name_of(host, host_vars(host)), task_vars["groups"], host_vars,
                                        cluster_of, scan_as=host)
         except ClusterError as exc:
-            result.update(failed=True, msg="inferops.vllm launch plan: %s" % exc, variable=exc.variable)
+            # one line per refusal (ClusterErrors carries several), never a traceback or a spec dump
+            result.update(failed=True, variable=exc.variable,
+                          msg="\n".join("inferops.vllm launch plan: %s" % line for line in str(exc).splitlines()))
             return result
         launch = launches[host]
         launch["cluster"]["warnings"] += notes

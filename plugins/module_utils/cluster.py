@@ -92,6 +92,60 @@ DRIVER_VARS = ("nvidia_driver_branch", "nvidia_driver_reboot")
 NVIDIA_DRIVER_REBOOT = ("never", "if_needed", "always")
 
 
+@dataclass(frozen=True)
+class VarType:
+    """What one inventory variable must hold; null always means "not set"."""
+    kind: str                                  # str | int | bool | dict | list
+    minimum: int = 1
+    maximum: Optional[int] = None
+    choices: Tuple[str, ...] = ()
+    example: Any = None
+
+
+_PORT = VarType("int", 1, 65535)
+# Every variable the plan reads, checked on every host before anything else so that a wrong type
+# is one line naming the host (roles/cluster_plan/meta/argument_specs.yml documents the same
+# types and choices; tests/check_argument_specs.py keeps the two equal).
+VAR_TYPES: Dict[str, VarType] = {
+    "vllm_cluster": VarType("str"),
+    "vllm_profile": VarType("str", choices=tuple(PROFILES)),
+    "vllm_model": VarType("str"),
+    "vllm_served_model_name": VarType("str"),
+    "vllm_version": VarType("str"),
+    "vllm_image": VarType("str"),
+    "vllm_gpu_model": VarType("str", choices=tuple(hardware.CATALOG)),
+    "vllm_gpus_per_node": VarType("int", example=8),
+    "vllm_fabric": VarType("str", choices=tuple(rules.FABRICS)),
+    "vllm_roce_gid_index": VarType("int", 0, 255, example=3),
+    "vllm_strategy": VarType("str", choices=tuple(STRATEGIES)),
+    "vllm_load_balancing": VarType("str", choices=LOAD_BALANCING),
+    "vllm_tensor_parallel_size": VarType("int", example=8),
+    "vllm_pipeline_parallel_size": VarType("int", example=2),
+    "vllm_data_parallel_size": VarType("int", example=16),
+    "vllm_decode_context_parallel_size": VarType("int", example=1),
+    "vllm_all2all_backend": VarType("str"),
+    "vllm_moe_backend": VarType("str"),
+    "vllm_kv_cache_dtype": VarType("str"),
+    "vllm_max_model_len": VarType("int", example=32768),
+    "vllm_port": _PORT,
+    "vllm_dp_rpc_port": _PORT,
+    "vllm_master_port": _PORT,
+    "vllm_bind_host": VarType("str"),
+    "vllm_site_args": VarType("dict"),
+    "vllm_site_env": VarType("dict"),
+    "vllm_args": VarType("dict"),
+    "vllm_env": VarType("dict"),
+    "vllm_gpu_access": VarType("str", choices=GPU_ACCESS),
+    "vllm_container_privileged": VarType("bool"),
+    "vllm_model_cache_dir": VarType("str"),
+    "vllm_nvlink_domain": VarType("str"),
+    "vllm_control_address": VarType("str"),
+    "vllm_control_interface": VarType("str"),
+    "vllm_ib_hcas": VarType("list"),
+    "vllm_node_rank": VarType("int", 0, example=0),
+}
+
+
 class ClusterError(ValueError):
     """Bad inventory input: names the variable, the value, where, and the fix."""
 
@@ -159,7 +213,8 @@ def _fail(variable: str, value: Any, where: str, problem: str, fix: str):
 def _int(variable: str, value: Any, where: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit() \
             or int(value) < minimum:
-        _fail(variable, value, where, "must be an integer >= %d" % minimum, "set a whole number, e.g. %d" % minimum)
+        _fail(variable, value, where, "must be a whole number >= %d" % minimum,
+              "set a whole number >= %d, e.g. %d" % (minimum, minimum))
     return int(value)
 
 
@@ -177,6 +232,75 @@ def _mapping(variable: str, value: Any, where: str) -> Dict[str, Any]:
     return dict(value)
 
 
+class ClusterErrors(ClusterError):
+    """Several independent refusals (one per line), so one run shows every wrong type at once."""
+
+    def __init__(self, errors: Sequence[ClusterError]):
+        first = errors[0]
+        super().__init__(first.variable, first.value, first.where, first.problem, first.fix)
+        self.errors = tuple(errors)
+        self.args = ("\n".join(str(e) for e in errors),)
+
+
+def _type_problem(spec: VarType, value: Any) -> Optional[Tuple[str, str]]:
+    """(what is allowed, the fix) when `value` does not fit `spec`, else None."""
+    if spec.kind == "int":
+        number = value if isinstance(value, int) and not isinstance(value, bool) else \
+            (int(value) if isinstance(value, str) and value.strip().isdigit() else None)
+        top = spec.maximum
+        if number is None or number < spec.minimum or (top is not None and number > top):
+            allowed = "a whole number %s" % ("from %d to %d" % (spec.minimum, top) if top is not None
+                                              else ">= %d" % spec.minimum)
+            example = spec.example if spec.example is not None else spec.minimum
+            return "must be " + allowed, "set %s, e.g. %s" % (allowed, example)
+        return None
+    if spec.kind == "bool":
+        if not isinstance(value, bool):
+            return "must be true or false", "write true or false, unquoted"
+        return None
+    if spec.kind == "dict":
+        if not isinstance(value, Mapping):
+            return "must be a mapping", "write it as a YAML mapping (name: value)"
+        return None
+    if spec.kind == "list":
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence) \
+                or any(isinstance(v, (Mapping, list)) for v in value):
+            return "must be a list of names", "write a YAML list, e.g. [mlx5_0, mlx5_1]"
+        return None
+    if isinstance(value, (Mapping, list, tuple, bool)):
+        return "must be a string", "write a single value, e.g. %s" % (spec.choices[0] if spec.choices else "a name")
+    if spec.choices and str(value).upper() not in {c.upper() for c in spec.choices}:
+        return "not one of %s" % ", ".join(spec.choices), "set one of %s" % ", ".join(spec.choices)
+    return None
+
+
+def _check_types(members: Sequence[Tuple[str, Mapping[str, Any]]]) -> List[Tuple[str, Dict[str, Any]]]:
+    """Every variable the plan reads, on every host: one line per wrong value (hosts that share a
+    wrong value, as group_vars do, share the line). Returns the members with whole numbers given
+    as strings (-e vllm_port=8001) turned into numbers."""
+    found: Dict[Tuple[str, str], Tuple[Any, Tuple[str, str], List[str]]] = {}
+    for host, hvars in members:
+        for var, spec in VAR_TYPES.items():
+            value = hvars.get(var)
+            problem = None if value is None else _type_problem(spec, value)
+            if problem:
+                found.setdefault((var, repr(value)), (value, problem, []))[2].append(host)
+    errors = []
+    for (var, _shown), (value, (problem, fix), hosts) in found.items():
+        where = "host %s" % hosts[0] if len(hosts) == 1 else "hosts %s" % (
+            ", ".join(hosts) if len(hosts) <= 4 else "%s and %d more" % (", ".join(hosts[:3]), len(hosts) - 3))
+        errors.append(ClusterError(var, value, where, problem, fix))
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise ClusterErrors(errors)
+
+    def number(var: str, value: Any) -> Any:
+        spec = VAR_TYPES.get(var)
+        return int(value) if spec is not None and spec.kind == "int" and isinstance(value, str) else value
+    return [(host, {var: number(var, value) for var, value in hvars.items()}) for host, hvars in members]
+
+
 def _cluster_settings(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Dict[str, Any]:
     """One value per cluster-wide variable; a value that differs between hosts is an error."""
     settings = {}
@@ -185,7 +309,8 @@ def _cluster_settings(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]
             continue
         seen = {}
         for host, hvars in members:
-            seen.setdefault(repr(hvars.get(var, default)), (host, hvars.get(var, default)))
+            value = default if hvars.get(var) is None else hvars[var]   # null means not set
+            seen.setdefault(repr(value), (host, value))
         if len(seen) > 1:
             shown = ", ".join("%s=%r" % (h, v) for h, v in seen.values())
             _fail(var, [v for _host, v in seen.values()], "cluster %s" % name,
@@ -383,6 +508,7 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
     if not members:
         _fail("vllm_cluster", name, "inventory", "no host belongs to this cluster",
               "put the cluster's hosts in the group named by vllm_cluster")
+    members = _check_types(members)
     where = "cluster %s" % name
     settings = _cluster_settings(name, members)
     profile_name = settings["vllm_profile"]
@@ -431,7 +557,8 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
         nodes.append(Node(
             host=host, rank=rank, address=_address(host, hvars, len(ordered) > 1),
             interface=hvars.get("vllm_control_interface"), hcas=tuple(str(h) for h in hcas),
-            port=_int("vllm_port", hvars.get("vllm_port", CLUSTER_DEFAULTS["vllm_port"]), hwhere),
+            port=_int("vllm_port", CLUSTER_DEFAULTS["vllm_port"] if hvars.get("vllm_port") is None
+                      else hvars["vllm_port"], hwhere),
             args=_mapping("vllm_args", hvars.get("vllm_args"), hwhere),
             env=_mapping("vllm_env", hvars.get("vllm_env"), hwhere)))
     secrets = {env: var for env, var in SECRET_ENV.items() if members[0][1].get(var)}

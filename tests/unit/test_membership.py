@@ -87,7 +87,7 @@ def test_a_duplicate_rank_names_both_hosts():
 
 
 def test_a_rank_that_is_not_a_number_names_its_host():
-    rank_refused([0, "one"], "vllm_node_rank='one' (host n1): must be an integer >= 0")
+    rank_refused([0, "one"], "vllm_node_rank='one' (host n1): must be a whole number >= 0")
 
 
 def test_the_plan_reads_the_driver_variables_it_checks():

@@ -56,3 +56,22 @@ def test_bad_input_fails_before_any_host_with_a_clear_message(tmp_path):
     assert "vllm_moe_backend='deep_gemm_mega_moe' (cluster bad)" in out
     assert "Fix:" in out and "Traceback" not in out and "hunter2" not in out
     assert not (tmp_path / "out").exists()
+
+
+def test_wrong_types_are_one_line_each_not_the_argument_spec(tmp_path):
+    inv = tmp_path / "inv"
+    (inv / "group_vars/bad").mkdir(parents=True)
+    (inv / "hosts.yml").write_text("all:\n  children:\n    vllm_clusters:\n      children:\n        bad:\n"
+                                   "    bad:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
+                                   "        gpu-b: {vllm_control_address: 10.0.0.2, vllm_port: http}\n")
+    (inv / "group_vars/bad/vllm.yml").write_text(
+        "vllm_cluster: bad\nvllm_gpu_model: H200\nvllm_fabric: roce\nvllm_max_model_len: lots\n"
+        "vllm_roce_gid_index: three\n")
+    result = run_plan(inv, tmp_path / "out")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    for line in ("vllm_max_model_len='lots' (hosts gpu-a, gpu-b): must be a whole number >= 1. Fix: ",
+                 "vllm_roce_gid_index='three' (hosts gpu-a, gpu-b): must be a whole number from 0 to 255. Fix: ",
+                 "vllm_port='http' (host gpu-b): must be a whole number from 1 to 65535. Fix: "):
+        assert line in out
+    assert "argument_spec_data" not in out and "Traceback" not in out and len(out.splitlines()) < 60

@@ -223,8 +223,12 @@ def test_nvlink_refused_on_amd():
 
 
 def test_unknown_gpu_refused():
-    err = refused("unknown or unset GPU model", vllm_gpu_model="A100")
+    err = refused("vllm_gpu_model='A100' (hosts n0, n1): not one of GB300, GB200", vllm_gpu_model="A100")
     assert "GB300" in err.fix
+
+
+def test_unset_gpu_model_refused():
+    refused("unknown or unset GPU model", vllm_gpu_model=None)
 
 
 def test_multi_node_needs_ip_addresses():
@@ -438,3 +442,35 @@ def test_reboot_choices_match_the_nvidia_driver_argument_spec():
     options = spec["argument_specs"]["main"]["options"]
     assert tuple(options["nvidia_driver_reboot"]["choices"]) == cluster.NVIDIA_DRIVER_REBOOT
     assert set(cluster.DRIVER_VARS) <= set(options)
+
+
+# --- types: one line per wrong value, naming the hosts -------------------------------------
+
+@pytest.mark.parametrize("var,value,allowed", [
+    ("vllm_max_model_len", "lots", "must be a whole number >= 1. Fix: set a whole number >= 1, e.g. 32768"),
+    ("vllm_roce_gid_index", "three", "must be a whole number from 0 to 255. Fix: set a whole number from 0 to 255"),
+    ("vllm_port", 70000, "must be a whole number from 1 to 65535"),
+    ("vllm_gpus_per_node", True, "must be a whole number >= 1"),
+    ("vllm_strategy", "fsdp", "not one of single, dep, dp, tp, tp_pp, tp_dp. Fix: set one of single, dep"),
+    ("vllm_fabric", ["infiniband"], "must be a string. Fix: write a single value, e.g. nvlink"),
+    ("vllm_args", "--max-num-seqs 8", "must be a mapping. Fix: write it as a YAML mapping (name: value)"),
+    ("vllm_container_privileged", "false", "must be true or false. Fix: write true or false, unquoted"),
+    ("vllm_ib_hcas", "mlx5_0", "must be a list of names. Fix: write a YAML list, e.g. [mlx5_0, mlx5_1]"),
+])
+def test_a_wrong_type_is_one_line_naming_host_variable_value_and_fix(var, value, allowed):
+    err = refused("%s=%r (host n1): %s" % (var, value, allowed), host_overrides={"n1": {var: value}})
+    assert "\n" not in str(err) and err.variable == var and err.where == "host n1"
+
+
+def test_every_wrong_value_gets_its_line_and_group_vars_share_one():
+    err = refused("vllm_max_model_len='lots' (hosts n0, n1, n2): must be a whole number", n=3,
+                  vllm_max_model_len="lots", host_overrides={"n2": {"vllm_port": "http"}})
+    lines = str(err).splitlines()
+    assert len(lines) == 2 and lines[1].startswith("vllm_port='http' (host n2): ") and "Fix:" in lines[1]
+
+
+def test_numbers_given_as_strings_are_numbers_and_null_is_unset():
+    out = compile_(vllm_fabric="roce", vllm_strategy="dep", vllm_max_model_len="65536", vllm_roce_gid_index=None,
+                   host_overrides={"n0": {"vllm_port": "8001"}})
+    assert out["n0"]["args"]["max-model-len"] == 65536 and out["n0"]["args"]["port"] == 8001
+    assert out["n1"]["env"]["NCCL_IB_GID_INDEX"] == "3"
