@@ -20,7 +20,8 @@ VENDOR_BUILD = {"nvidia": "CUDA", "amd": "ROCm"}
 
 
 def _inspect_hint(name: str) -> str:
-    return "`docker buildx imagetools inspect %s` prints it (the \"Digest:\" line)" % (name or "vllm/vllm-openai:kimi-k3")
+    name = name or "vllm/vllm-openai:kimi-k3"
+    return "`docker buildx imagetools inspect %s` prints it (the \"Digest:\" line)" % name
 
 
 def _digest_found(digest: str) -> str:

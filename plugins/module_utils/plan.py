@@ -89,5 +89,7 @@ def compile_inventory(groups: Mapping[str, Sequence[str]],
             if name not in names:
                 names.append(name)
     groups = dict(groups, all=list(groups.get("all") or hostvars))
-    return {name: compile_cluster(name, groups, lambda h: hostvars[h], lambda h: hostvars.get(h, {}).get("vllm_cluster"))
-            for name in sorted(names)}
+
+    def cluster_of(host: str) -> Any:
+        return hostvars.get(host, {}).get("vllm_cluster")
+    return {name: compile_cluster(name, groups, hostvars.__getitem__, cluster_of) for name in sorted(names)}
