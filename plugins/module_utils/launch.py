@@ -14,8 +14,12 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from ansible_collections.inferops.vllm.plugins.module_utils import rules
 from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (OWNED_FLAGS, SECRET_ENV, Cluster,
                                                                             ClusterError, Node)
+from ansible_collections.inferops.vllm.plugins.module_utils.profiles import PROFILES, proposed_flags
 from ansible_collections.inferops.vllm.plugins.module_utils.vllm_surface import REMOVED_ENV, REMOVED_FLAGS
 
+# Compiler-owned flags that a profile proposes (moe-backend, kv-cache-dtype, max-model-len): null for
+# one of them in vllm_site_args or vllm_args drops the profile's value, as null does for any flag.
+DROPPABLE_OWNED = frozenset(f for p in PROFILES.values() for f in proposed_flags(p) if f in OWNED_FLAGS)
 CONFIG_PATH = "/etc/inferops-vllm/vllm.yaml"     # inside the container
 MODEL_CACHE = "/root/.cache/huggingface"          # inside the container
 # Flags that may differ between nodes; everything else shapes the engine and must match.
@@ -63,12 +67,14 @@ def _profile_layers(cluster: Cluster) -> List[Tuple[Mapping[str, Any], Mapping[s
 
 def _refuse_owned(args: Mapping[str, Any], variable: str, where: str) -> None:
     for flag in args:
+        value = args[flag]
         flag = str(flag).lstrip("-")
-        if flag in OWNED_FLAGS:
+        if flag in OWNED_FLAGS and not (value is None and flag in DROPPABLE_OWNED):
             owner = OWNED_FLAGS[flag]
-            value = args[flag] if flag in args else args.get("--" + flag)
             fix = ("set %s instead: each setting has one place" % owner if owner
                    else "remove it; the compiler writes the config file itself")
+            if flag in DROPPABLE_OWNED:
+                fix += " (null here drops the profile's value)"
             if flag == "api-key":
                 value, fix = "<hidden>", "remove it: secrets never go on argv; put the key in vllm_api_key (ansible-vault)"
             raise ClusterError("%s[%r]" % (variable, flag), value, where,

@@ -474,3 +474,43 @@ def test_numbers_given_as_strings_are_numbers_and_null_is_unset():
                    host_overrides={"n0": {"vllm_port": "8001"}})
     assert out["n0"]["args"]["max-model-len"] == 65536 and out["n0"]["args"]["port"] == 8001
     assert out["n1"]["env"]["NCCL_IB_GID_INDEX"] == "3"
+
+
+# --- null drops a profile default, the same way for every flag -----------------------------
+
+def test_null_in_vllm_args_drops_the_profile_moe_backend():
+    kw = dict(vllm_gpu_model="GB300", vllm_fabric="mnnvl", vllm_nvlink_domain="rack1", vllm_strategy="dep")
+    assert compile_(**kw)["n0"]["args"]["moe-backend"] == "deep_gemm_mega_moe"
+    out = compile_(vllm_args={"moe-backend": None}, **kw)
+    assert "moe-backend" not in out["n0"]["args"] and out["n0"]["cluster"]["moe_backend"] is None
+    assert "--moe-backend" not in out["n1"]["argv"] and "moe-backend" not in out["n1"]["config_yaml"]
+
+
+@pytest.mark.parametrize("layer", ["vllm_args", "vllm_site_args"])
+@pytest.mark.parametrize("flag", ["moe-backend", "kv-cache-dtype", "max-model-len", "--moe-backend"])
+def test_null_drops_every_profile_proposed_owned_flag(layer, flag):
+    kw = {"n": 1, "vllm_fabric": None, "vllm_gpu_model": "H200" if "moe" in flag else "B200", layer: {flag: None}}
+    assert flag.lstrip("-") not in compile_(**kw)["n0"]["args"]
+
+
+def test_null_typed_variable_is_the_same_as_unset():
+    unset = compile_(n=1, vllm_fabric=None)
+    assert unset["n0"]["args"]["moe-backend"] == "marlin"    # K3 hopper recipe
+    assert compile_(n=1, vllm_fabric=None, vllm_moe_backend=None) == unset
+
+
+def test_the_typed_variable_still_wins_over_a_null():
+    out = compile_(n=1, vllm_fabric=None, vllm_args={"moe-backend": None}, vllm_moe_backend="triton")
+    assert out["n0"]["args"]["moe-backend"] == "triton"
+
+
+@pytest.mark.parametrize("flag,owner", [("tensor-parallel-size", "vllm_tensor_parallel_size"),
+                                        ("all2all-backend", "vllm_all2all_backend")])
+def test_null_for_a_flag_no_profile_proposes_is_still_refused(flag, owner):
+    err = refused("set by the launch compiler", vllm_strategy="dep", vllm_args={flag: None})
+    assert owner in err.fix
+
+
+def test_a_value_for_a_droppable_flag_points_to_its_variable_and_to_null():
+    err = refused("set by the launch compiler", vllm_args={"moe-backend": "marlin"})
+    assert err.fix == "set vllm_moe_backend instead: each setting has one place (null here drops the profile's value)"

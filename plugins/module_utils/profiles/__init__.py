@@ -20,6 +20,8 @@ False its --no- form, None removes a flag set by an earlier layer.
 
 from __future__ import annotations
 
+from typing import Any, Mapping, Set
+
 from ansible_collections.inferops.vllm.plugins.module_utils.profiles import cpu_lab, generic, kimi_k25, kimi_k3
 
 PROFILES = {
@@ -28,3 +30,11 @@ PROFILES = {
     "cpu_lab": cpu_lab.PROFILE,
     "generic": generic.PROFILE,
 }
+
+
+def proposed_flags(profile: Mapping[str, Any]) -> Set[str]:
+    """Every flag some layer of the profile sets (for any family, strategy or GPU)."""
+    layers = [profile] + list(profile.get("family", {}).values())
+    for strategy in profile.get("strategy", {}).values():
+        layers += [strategy] + list(strategy.get("gpu", {}).values())
+    return {str(flag).lstrip("-") for layer in layers for flag in layer.get("args", {})}
