@@ -339,7 +339,8 @@ def _order(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> List[
             _fail("vllm_node_rank", rank, "hosts %s of cluster %s" % (", ".join(hosts), name),
                   "each rank belongs to one host", "give each host its own rank from 0 (head) to %d" % last)
     if 0 not in by_rank:
-        _fail("vllm_node_rank", sorted(by_rank), "cluster %s" % name,
+        _fail("vllm_node_rank", sorted(by_rank), "hosts %s of cluster %s"
+              % (", ".join("%s=%d" % (h, r) for r, hosts in sorted(by_rank.items()) for h in hosts), name),
               "no host has rank 0, so the cluster has no head", "set vllm_node_rank: 0 on the head's host_vars")
     missing = [r for r in range(len(members)) if r not in by_rank]
     if missing:

@@ -72,7 +72,8 @@ def rank_refused(ranks, match):
 
 
 def test_a_cluster_without_a_head_is_refused():
-    err = rank_refused([1, 2], "(cluster c1): no host has rank 0, so the cluster has no head")
+    err = rank_refused([1, 2], "vllm_node_rank=[1, 2] (hosts n0=1, n1=2 of cluster c1): no host has rank 0, so "
+                               "the cluster has no head")
     assert "vllm_node_rank: 0" in err.fix
 
 
