@@ -67,7 +67,7 @@ CLUSTER_DEFAULTS: Dict[str, Any] = {
 # Variables that may differ between hosts. vllm_args/vllm_env may too, but the
 # compiler then refuses any difference that shapes the engine.
 HOST_VARS = ("vllm_control_address", "vllm_control_interface", "vllm_ib_hcas", "vllm_node_rank",
-             "vllm_port", "vllm_args", "vllm_env")
+             "vllm_port", "vllm_args", "vllm_env", "vllm_nvlink_domain")
 # Flags the compiler owns: layout, roles, endpoint and secrets.
 OWNED_FLAGS = {
     "model": "vllm_model", "served-model-name": "vllm_served_model_name", "host": "vllm_bind_host",
@@ -164,6 +164,7 @@ class Node:
     port: int
     args: Mapping[str, Any]
     env: Mapping[str, Any]
+    domain: Optional[str] = None     # vllm_nvlink_domain: the NVL72 rack (IMEX domain) of this host
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,17 @@ class Cluster:
     settings: Mapping[str, Any]          # the cluster-wide variables, defaults applied
     secrets: Mapping[str, str] = field(default_factory=dict)   # env name -> variable holding it
     warnings: Tuple[str, ...] = ()
+    domains: Tuple[str, ...] = ()      # the NVLink domains of the nodes, in rank order of first use
+
+    @property
+    def spans_domains(self) -> bool:
+        """Several NVLink domains joined by the RDMA fabric vllm_fabric names."""
+        return len(self.domains) > 1
+
+    @property
+    def mnnvl(self) -> bool:
+        """Trays reach each other over multi-node NVLink (inside one domain, or inside each of several)."""
+        return self.fabric.name == "mnnvl" or (self.spans_domains and self.accelerator.mnnvl)
 
     @property
     def head(self) -> Node:
@@ -537,9 +549,7 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
     if not isinstance(settings["vllm_container_privileged"], bool):
         _fail("vllm_container_privileged", settings["vllm_container_privileged"], where, "must be true or false",
               "set false (the default) unless your site requires privileged containers")
-    if fabric.name == "mnnvl" and not settings["vllm_nvlink_domain"]:
-        _fail("vllm_nvlink_domain", None, where, "a multi-node NVLink cluster must sit in one NVLink domain "
-              "(NVL72 rack, one IMEX domain)", "set vllm_nvlink_domain to the rack's group name in its group_vars")
+    domains = _domains(name, ordered, fabric, acc)
     for var in ("vllm_site_args", "vllm_site_env"):
         _mapping(var, settings[var], where)
     image = settings["vllm_image"]
@@ -561,12 +571,55 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
             port=_int("vllm_port", CLUSTER_DEFAULTS["vllm_port"] if hvars.get("vllm_port") is None
                       else hvars["vllm_port"], hwhere),
             args=_mapping("vllm_args", hvars.get("vllm_args"), hwhere),
-            env=_mapping("vllm_env", hvars.get("vllm_env"), hwhere)))
+            env=_mapping("vllm_env", hvars.get("vllm_env"), hwhere),
+            domain=hvars.get("vllm_nvlink_domain") or None))
     secrets = {env: var for env, var in SECRET_ENV.items() if members[0][1].get(var)}
     warnings = _warnings(name, profile_name, profile, acc, layout, fabric, nodes)
     return Cluster(name=name, nodes=tuple(nodes), accelerator=acc, gpus_per_node=gpus, fabric=fabric, layout=layout,
                    load_balancing=lb, profile_name=profile_name, profile=profile, surface=surface,
-                   settings=settings, secrets=secrets, warnings=tuple(warnings))
+                   settings=settings, secrets=secrets, warnings=tuple(warnings), domains=domains)
+
+
+def _domains(name: str, ordered: Sequence[Tuple[str, Mapping[str, Any]]], fabric: rules.Fabric,
+             acc: hardware.Accelerator) -> Tuple[str, ...]:
+    """The NVLink domains (vllm_nvlink_domain, per host) the cluster sits in. mnnvl: exactly one.
+    infiniband/roce between several domains: every host names its own (rules.DOMAIN_JOINING_FABRICS)."""
+    by_domain: Dict[Optional[str], List[str]] = {}
+    for host, hvars in ordered:
+        by_domain.setdefault(hvars.get("vllm_nvlink_domain") or None, []).append(host)
+    named = tuple(d for d in by_domain if d is not None)
+    where = "cluster %s" % name
+
+    def shown() -> str:
+        return "; ".join("%s: %s" % (d or "unset", ", ".join(h)) for d, h in by_domain.items())
+    if fabric.name == "mnnvl":
+        if None in by_domain:
+            _fail("vllm_nvlink_domain", None, "hosts %s of %s" % (", ".join(by_domain[None]), where),
+                  "a multi-node NVLink cluster must sit in one NVLink domain (NVL72 rack, one IMEX domain)",
+                  "set vllm_nvlink_domain to the rack's group name in its group_vars")
+        if len(named) > 1:
+            _fail("vllm_nvlink_domain", list(named), where,
+                  "vllm_fabric is mnnvl but the hosts sit in %d NVLink domains (%s)" % (len(named), shown()),
+                  "set vllm_fabric: infiniband (or roce) for the fabric between the racks, or put the cluster "
+                  "in one rack")
+        return named
+    if not named or len(ordered) == 1:
+        return named
+    if not acc.mnnvl:
+        _fail("vllm_nvlink_domain", named[0], "host %s" % by_domain[named[0]][0],
+              "%s cannot join a multi-node NVLink domain" % acc.model,
+              "remove vllm_nvlink_domain (it is for GB200/GB300 NVL racks)")
+    if fabric.name not in rules.DOMAIN_JOINING_FABRICS:
+        _fail("vllm_fabric", fabric.name, where, "the hosts name NVLink domains (%s) but %s cannot join them"
+              % (shown(), fabric.name), "set vllm_fabric: infiniband or roce between the racks")
+    if None in by_domain:
+        _fail("vllm_nvlink_domain", None, "hosts %s of %s" % (", ".join(by_domain[None]), where),
+              "set on some hosts but not on these (%s)" % shown(),
+              "set vllm_nvlink_domain on every host (its rack's group_vars), or on none")
+    if len(named) == 1:
+        _fail("vllm_fabric", fabric.name, where, "every host sits in NVLink domain %s, so no traffic crosses %s"
+              % (named[0], fabric.name), "set vllm_fabric: mnnvl for a cluster inside one rack")
+    return named
 
 
 def _warnings(name, profile_name, profile, acc, layout, fabric, nodes) -> List[str]:

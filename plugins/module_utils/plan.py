@@ -76,7 +76,23 @@ def compile_cluster(name: str, groups: Mapping[str, Sequence[str]],
         raise
     if cluster_of is not None and scan_as in (None, cluster.head.host):
         _refuse_outsiders(name, groups, inventory_hosts, cluster_of)
+    if cluster.mnnvl:
+        _check_domain_groups(cluster, groups)
     return launch.compile_cluster(cluster)
+
+
+def _check_domain_groups(cluster: cluster_model.Cluster, groups: Mapping[str, Sequence[str]]) -> None:
+    """nvidia_driver writes each host's IMEX node list from the group its vllm_nvlink_domain names:
+    a host outside that group would be missing from its rack's list."""
+    for node in cluster.nodes:
+        if node.domain not in groups or node.host not in groups[node.domain]:
+            raise cluster_model.ClusterError(
+                "vllm_nvlink_domain", node.domain, "host %s" % node.host,
+                "IMEX lists the members of the NVLink domain's inventory group, and %s" % (
+                    "there is no group %s" % node.domain if node.domain not in groups
+                    else "the host is not in group %s (members: %s)" % (node.domain, ", ".join(groups[node.domain]))),
+                "put the rack's trays in one inventory group and set vllm_nvlink_domain to its name in that "
+                "group's group_vars")
 
 
 def compile_inventory(groups: Mapping[str, Sequence[str]],

@@ -94,3 +94,26 @@ def test_a_rank_that_is_not_a_number_names_its_host():
 def test_the_plan_reads_the_driver_variables_it_checks():
     assert plan.wanted("nvidia_driver_branch") and plan.wanted("nvidia_driver_reboot")
     assert not plan.wanted("nvidia_driver_version")
+
+
+def _two_racks(groups_for):
+    hostvars = dict(members(4, {"n0": {"vllm_nvlink_domain": "ra"}, "n1": {"vllm_nvlink_domain": "ra"},
+                                "n2": {"vllm_nvlink_domain": "rb"}, "n3": {"vllm_nvlink_domain": "rb"}},
+                            vllm_gpu_model="GB300", vllm_strategy="dep"))
+    hosts = list(hostvars)
+    return dict({"all": hosts, "c1": hosts, "vllm_clusters": hosts}, **groups_for), hostvars
+
+
+def test_racks_compile_when_each_domain_is_its_group():
+    groups, hostvars = _two_racks({"ra": ["n0", "n1"], "rb": ["n2", "n3"]})
+    assert plan.compile_inventory(groups, hostvars)["c1"]["n0"]["cluster"]["nvlink_domains"]["rb"] == ["n2", "n3"]
+
+
+def test_a_domain_that_is_no_group_is_refused_for_imex():
+    err = refused(*_two_racks({"ra": ["n0", "n1"]}))
+    assert err.variable == "vllm_nvlink_domain" and err.value == "rb" and "there is no group rb" in str(err)
+
+
+def test_a_host_outside_its_domain_group_is_refused_for_imex():
+    err = refused(*_two_racks({"ra": ["n0"], "rb": ["n2", "n3"]}))
+    assert err.where == "host n1" and "not in group ra" in str(err)

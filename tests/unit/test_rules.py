@@ -514,3 +514,88 @@ def test_null_for_a_flag_no_profile_proposes_is_still_refused(flag, owner):
 def test_a_value_for_a_droppable_flag_points_to_its_variable_and_to_null():
     err = refused("set by the launch compiler", vllm_args={"moe-backend": "marlin"})
     assert err.fix == "set vllm_moe_backend instead: each setting has one place (null here drops the profile's value)"
+
+
+# --- one cluster across NVLink domains (racks joined by InfiniBand/RoCE) ---------------------
+
+TWO_RACKS = {"n0": {"vllm_nvlink_domain": "rack_a"}, "n1": {"vllm_nvlink_domain": "rack_a"},
+             "n2": {"vllm_nvlink_domain": "rack_b"}, "n3": {"vllm_nvlink_domain": "rack_b"}}
+GB300_DEP = dict(vllm_gpu_model="GB300", vllm_strategy="dep")
+
+
+def test_racks_over_infiniband_pick_deepep_v2_and_no_mega_moe():
+    out = compile_(4, TWO_RACKS, **GB300_DEP)
+    args = out["n3"]["args"]
+    assert args["all2all-backend"] == "deepep_v2" and "moe-backend" not in args
+    assert args["data-parallel-size"] == 16 and args["data-parallel-start-rank"] == 12
+    assert out["n0"]["cluster"]["nvlink_domains"] == {"rack_a": ["n0", "n1"], "rack_b": ["n2", "n3"]}
+
+
+def test_racks_over_infiniband_keep_mnnvl_inside_each_rack_and_rdma_between():
+    out = compile_(4, TWO_RACKS, **GB300_DEP)["n2"]
+    assert out["env"]["NCCL_MNNVL_ENABLE"] == "1" and out["env"]["NCCL_IB_HCA"] == "=mlx5_0"
+    devices = out["container"]["devices"]
+    assert "/dev/infiniband:/dev/infiniband" in devices
+    assert any("imex-channels/channel0" in d for d in devices)
+
+
+def test_racks_over_roce_add_the_gid_index():
+    out = compile_(4, TWO_RACKS, vllm_fabric="roce", **GB300_DEP)["n1"]
+    assert out["env"]["NCCL_IB_GID_INDEX"] == "3" and out["args"]["all2all-backend"] == "deepep_v2"
+
+
+def test_one_rack_summary_has_no_domain_map():
+    out = compile_(vllm_fabric="mnnvl", vllm_nvlink_domain="rack1", **GB300_DEP)
+    assert "nvlink_domains" not in out["n0"]["cluster"]
+
+
+def test_user_mega_moe_across_racks_names_the_variable_and_the_racks():
+    err = refused("span NVLink domains rack_a, rack_b joined by infiniband", 4, TWO_RACKS,
+                  vllm_moe_backend="deep_gemm_mega_moe", **GB300_DEP)
+    assert err.variable == "vllm_moe_backend" and "profile" not in str(err)
+
+
+def test_nvlink_all2all_across_racks_is_refused():
+    err = refused("needs one NVLink domain but the 4 nodes span NVLink domains rack_a, rack_b", 4, TWO_RACKS,
+                  vllm_all2all_backend="flashinfer_nvlink_one_sided", **GB300_DEP)
+    assert err.variable == "vllm_all2all_backend" and "deepep_v2" in err.fix
+
+
+def test_amd_across_domains_is_refused_as_no_mnnvl():
+    refused("MI355X cannot join a multi-node NVLink domain", 4, TWO_RACKS, vllm_gpu_model="MI355X",
+            vllm_strategy="dep")
+
+
+def test_mnnvl_fabric_over_two_racks_is_refused():
+    err = refused("vllm_fabric is mnnvl but the hosts sit in 2 NVLink domains", 4, TWO_RACKS, vllm_fabric="mnnvl",
+                  **GB300_DEP)
+    assert err.variable == "vllm_nvlink_domain" and "infiniband" in err.fix
+
+
+def test_mnnvl_fabric_with_a_host_outside_any_domain_names_it():
+    err = refused("must sit in one NVLink domain", 2, {"n0": {"vllm_nvlink_domain": "r1"}}, vllm_fabric="mnnvl",
+                  **GB300_DEP)
+    assert err.where == "hosts n1 of cluster c1"
+
+
+def test_racks_with_a_host_missing_its_domain_are_refused():
+    err = refused("set on some hosts but not on these", 3, {"n0": {"vllm_nvlink_domain": "a"},
+                                                             "n1": {"vllm_nvlink_domain": "b"}}, **GB300_DEP)
+    assert err.variable == "vllm_nvlink_domain" and "n2" in err.where
+
+
+def test_one_rack_over_infiniband_asks_for_mnnvl():
+    err = refused("every host sits in NVLink domain r1, so no traffic crosses infiniband", vllm_nvlink_domain="r1",
+                  **GB300_DEP)
+    assert err.variable == "vllm_fabric" and "mnnvl" in err.fix
+
+
+def test_racks_over_ethernet_are_refused():
+    err = refused("cannot join them", 4, TWO_RACKS, vllm_fabric="ethernet", **GB300_DEP)
+    assert err.variable == "vllm_fabric"
+
+
+def test_the_profile_proposes_mega_moe_only_inside_one_domain():
+    from ansible_collections.inferops.vllm.plugins.module_utils.profiles import kimi_k3
+    layer = kimi_k3.PROFILE["strategy"]["dep"]["gpu"]["GB300"]
+    assert layer["args"]["moe-backend"] == "deep_gemm_mega_moe" and layer["traffic"] == ["nvlink"]

@@ -12,7 +12,9 @@ Each module defines PROFILE, a dict with these keys (all optional but model):
                              branch, rules.MIN_DRIVER_BRANCH) unless the image tag says cuNNN
   args, env                  flags and environment for every node
   family: {blackwell|hopper|cdna4|cpu: {args, env}}       per hardware family
-  strategy: {dep|tp|...: {args, env, gpu: {GB300: {args, env}}}}
+  strategy: {dep|tp|...: {args, env, gpu: {GB300: {args, env, traffic}}}}
+                             traffic (optional): the GPU layer applies only where the experts'
+                             tokens travel so (nvlink, rdma, tcp; rules.traffic_kind)
   recipe_supports: {strategy: [GPU models]}   outside it the plan warns
 Flag names are spelled without the leading dashes; True is a bare flag,
 False its --no- form, None removes a flag set by an earlier layer.
