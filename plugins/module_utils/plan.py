@@ -11,13 +11,16 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 from ansible_collections.inferops.vllm.plugins.module_utils import cluster as cluster_model
 from ansible_collections.inferops.vllm.plugins.module_utils import launch
 
-# Only these host variables are read (and templated) from the inventory.
-READ_PREFIXES = ("vllm_",)
-READ_NAMES = ("ansible_host",) + cluster_model.DRIVER_VARS
+# Only these host variables are read (and templated) from the inventory: the typed ones, the driver
+# variables the plan checks and ansible_host. Secrets (SECRET_ENV) are only looked up by name, and any
+# other vllm_* variable (a registry password, a role's settings) is never touched, so never decrypted.
+READ_NAMES = tuple(dict.fromkeys(tuple(cluster_model.VAR_TYPES) + tuple(cluster_model.CLUSTER_DEFAULTS)
+                                 + tuple(cluster_model.SECRET_ENV.values()) + ("ansible_host",)
+                                 + cluster_model.DRIVER_VARS))
 
 
 def wanted(name: str) -> bool:
-    return name.startswith(READ_PREFIXES) or name in READ_NAMES
+    return name in READ_NAMES
 
 
 def cluster_name_of(host: str, hostvars: Mapping[str, Any]) -> str:

@@ -96,6 +96,12 @@ def test_the_plan_reads_the_driver_variables_it_checks():
     assert not plan.wanted("nvidia_driver_version")
 
 
+def test_the_plan_reads_only_the_variables_it_checks():
+    assert plan.wanted("vllm_fabric") and plan.wanted("vllm_nvlink_domain") and plan.wanted("ansible_host")
+    assert plan.wanted("vllm_api_key")   # looked up by name only: the action notes that it is set
+    assert not plan.wanted("vllm_image_registry_password") and not plan.wanted("vllm_serve_container_name")
+
+
 def _two_racks(groups_for):
     hostvars = dict(members(4, {"n0": {"vllm_nvlink_domain": "ra"}, "n1": {"vllm_nvlink_domain": "ra"},
                                 "n2": {"vllm_nvlink_domain": "rb"}, "n3": {"vllm_nvlink_domain": "rb"}},

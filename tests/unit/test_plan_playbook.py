@@ -75,3 +75,27 @@ def test_wrong_types_are_one_line_each_not_the_argument_spec(tmp_path):
                  "vllm_port='http' (host gpu-b): must be a whole number from 1 to 65535. Fix: "):
         assert line in out
     assert "argument_spec_data" not in out and "Traceback" not in out and len(out.splitlines()) < 60
+
+
+def test_the_plan_never_decrypts_a_vaulted_variable_it_does_not_need(tmp_path):
+    """A vault-encrypted vllm_image_registry_password (read by vllm_image, not the plan) and a vaulted
+    vllm_api_key: the plan runs without any vault secret and only notes that the key is set."""
+    password = tmp_path / "vault-pass"
+    password.write_text("not-given-to-the-plan\n")
+    vaulted = subprocess.run([str(Path(sys.executable).parent / "ansible-vault"), "encrypt_string",
+                              "--vault-password-file", str(password), "hunter2", "--name", "x"],
+                             capture_output=True, text=True, check=True).stdout
+    block = vaulted.split("x: ", 1)[1]
+    inv = tmp_path / "inv"
+    (inv / "group_vars/c1").mkdir(parents=True)
+    (inv / "hosts.yml").write_text("all:\n  children:\n    vllm_clusters:\n      children:\n        c1:\n"
+                                   "    c1:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
+                                   "        gpu-b: {vllm_control_address: 10.0.0.2}\n")
+    (inv / "group_vars/c1/vllm.yml").write_text(
+        "vllm_cluster: c1\nvllm_gpu_model: H200\nvllm_fabric: infiniband\n"
+        "vllm_image_registry_password: " + block + "vllm_api_key: " + block)
+    result = run_plan(inv, tmp_path / "out")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    launch = json.loads((tmp_path / "out/c1/gpu-a.json").read_text())
+    assert launch["secret_env"] == {"VLLM_API_KEY": "vllm_api_key"}
+    assert "hunter2" not in result.stdout + result.stderr
