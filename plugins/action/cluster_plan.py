@@ -72,7 +72,10 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
         hostvars = task_vars["hostvars"]
-        output_dir = self._task.args.get("output_dir") or ""
+        # checked here once: site.yml's entry point has no per-host argument validation
+        _spec, args = self.validate_argument_spec(argument_spec={"output_dir": {"type": "str", "default": ""},
+                                                                 "show": {"type": "bool", "default": False}})
+        output_dir = args["output_dir"] or ""
         notes = []
         read = {}
 
@@ -125,5 +128,5 @@ class ActionModule(ActionBase):
             return result
         changed = write_review(output_dir, launches) if output_dir else 0
         result.update(changed=bool(changed), launches=launches, warnings=warnings,
-                      show=show_lines(launches) if self._task.args.get("show") else [])
+                      show=show_lines(launches) if args["show"] else [])
         return result
