@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 
+from ansible import constants as C
 from ansible.errors import AnsibleUndefinedVariable
 from ansible.plugins.action import ActionBase
 
@@ -64,17 +66,31 @@ def show_lines(launches):
     return out
 
 
+def stash(launches):
+    """One small JSON file per host in this run's local temp dir (Ansible removes it at exit). A
+    registered result holding every launch would be copied into every host's variables, and the first
+    task after it costs three times a plain task at 512 hosts (docs/benchmarks.md)."""
+    folder = tempfile.mkdtemp(prefix="cluster-plan-", dir=C.DEFAULT_LOCAL_TMP)
+    for host, launch in launches.items():
+        with open(os.path.join(folder, host + ".json"), "w", encoding="utf-8") as handle:
+            json.dump(launch, handle)
+    return folder
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset({"output_dir", "show"})
+    _VALID_ARGS = frozenset({"output_dir", "show", "take"})
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
-        hostvars = task_vars["hostvars"]
         # checked here once: site.yml's entry point has no per-host argument validation
         _spec, args = self.validate_argument_spec(argument_spec={"output_dir": {"type": "str", "default": ""},
-                                                                 "show": {"type": "bool", "default": False}})
+                                                                 "show": {"type": "bool", "default": False},
+                                                                 "take": {"type": "str"}})
+        if args["take"]:
+            return self._take(result, args["take"], task_vars["inventory_hostname"])
+        hostvars = task_vars["hostvars"]
         output_dir = args["output_dir"] or ""
         notes = []
         read = {}
@@ -101,11 +117,17 @@ class ActionModule(ActionBase):
             read[name] = out
             return out
 
+        owners = {}
+
         def cluster_of(name):
-            try:
-                return hostvars[name].get("vllm_cluster")
-            except AnsibleUndefinedVariable:
-                return None
+            # each cluster scans the whole inventory for outsiders: look each host up once
+            if name not in owners:
+                try:
+                    owners[name] = read[name].get("vllm_cluster") if name in read else \
+                        hostvars[name].get("vllm_cluster")
+                except AnsibleUndefinedVariable:
+                    owners[name] = None
+            return owners[name]
 
         launches = {}
         warnings = []
@@ -127,6 +149,19 @@ class ActionModule(ActionBase):
                           msg="\n".join("inferops.vllm launch plan: %s" % line for line in str(exc).splitlines()))
             return result
         changed = write_review(output_dir, launches) if output_dir else 0
-        result.update(changed=bool(changed), launches=launches, warnings=warnings,
+        result.update(changed=bool(changed), stash=stash(launches), warnings=warnings,
                       show=show_lines(launches) if args["show"] else [])
+        return result
+
+    @staticmethod
+    def _take(result, folder, host):
+        """This host's launch from the run's plan (the run_once task's stash)."""
+        try:
+            with open(os.path.join(folder, host + ".json"), encoding="utf-8") as handle:
+                launch = json.load(handle)
+        except OSError:
+            result.update(failed=True, msg="inferops.vllm launch plan: no launch for %s in %s; compile the plan in "
+                                           "the same play as this task" % (host, folder))
+            return result
+        result.update(changed=False, ansible_facts={"vllm_launch": launch})
         return result

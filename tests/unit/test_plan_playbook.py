@@ -99,3 +99,21 @@ def test_the_plan_never_decrypts_a_vaulted_variable_it_does_not_need(tmp_path):
     launch = json.loads((tmp_path / "out/c1/gpu-a.json").read_text())
     assert launch["secret_env"] == {"VLLM_API_KEY": "vllm_api_key"}
     assert "hunter2" not in result.stdout + result.stderr
+
+
+def test_each_host_takes_its_own_launch_from_the_run_once_plan(tmp_path):
+    """The role's main entry point (as molecule and user playbooks use it): compiled once, then each
+    host's vllm_launch equals its golden launch."""
+    playbook = tmp_path / "take.yml"
+    playbook.write_text("- hosts: vllm_clusters\n  gather_facts: false\n  roles: [inferops.vllm.cluster_plan]\n"
+                        "  tasks:\n    - ansible.builtin.debug: {var: vllm_launch}\n")
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
+    result = subprocess.run([PLAYBOOK, "-i", str(ROOT / "inventories/example-gb300-2rack-ib"), str(playbook)],
+                            cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    tasks = json.loads(result.stdout)["plays"][0]["tasks"]
+    shown = tasks[-1]["hosts"]
+    assert sorted(shown) == ["gb300-a01", "gb300-a02", "gb300-b01", "gb300-b02"]
+    for host, res in shown.items():
+        golden = json.loads((GOLDEN / ("example-gb300-2rack-ib/k3_2rack/%s.json" % host)).read_text())
+        assert res["vllm_launch"] == golden
