@@ -25,32 +25,35 @@ SECRET_VARS = frozenset(SECRET_ENV.values())
 PLAN_OPTIONAL = frozenset({"vllm_image"})
 
 
-def _write(path, text, mode):
-    """Write only what changed; True when the file changed."""
+def _write(path, text, mode, check):
+    """Write only what changed (nothing in check mode); True when the file changes."""
     try:
         with open(path, encoding="utf-8") as handle:
             if handle.read() == text:
                 return False
     except OSError:
         pass
+    if check:
+        return True
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
     os.chmod(path, mode)
     return True
 
 
-def write_review(output_dir, launches):
+def write_review(output_dir, launches, check=False):
     """<dir>/<cluster>/<host>.yaml (the vLLM config), .json (the whole launch) and .sh (docker run)."""
     changed = 0
     for host, launch in launches.items():
         folder = os.path.join(output_dir, launch["cluster"]["name"])
-        os.makedirs(folder, mode=0o755, exist_ok=True)
+        if not check:
+            os.makedirs(folder, mode=0o755, exist_ok=True)
         image = launch["cluster"]["image"] or "IMAGE"
         files = {".yaml": launch["config_yaml"],
                  ".json": json.dumps(launch, indent=4, separators=(",", ": "), ensure_ascii=False) + "\n",
                  ".sh": docker_run_command(launch, image) + "\n"}
         for suffix, text in files.items():
-            changed += _write(os.path.join(folder, host + suffix), text, 0o644)
+            changed += _write(os.path.join(folder, host + suffix), text, 0o644, check)
     return changed
 
 
@@ -148,7 +151,7 @@ class ActionModule(ActionBase):
             result.update(failed=True, variable=exc.variable,
                           msg="\n".join("inferops.vllm launch plan: %s" % line for line in str(exc).splitlines()))
             return result
-        changed = write_review(output_dir, launches) if output_dir else 0
+        changed = write_review(output_dir, launches, self._task.check_mode) if output_dir else 0
         result.update(changed=bool(changed), stash=stash(launches), warnings=warnings,
                       show=show_lines(launches) if args["show"] else [])
         return result
