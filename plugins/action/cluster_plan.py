@@ -1,16 +1,23 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.vllm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Compile this host's vLLM launch on the controller from its cluster's
-inventory. Touches no host: nothing is sent to the node."""
+"""Compile the vLLM launch of every cluster that has a host in the play, once, on the
+controller (the role runs it with run_once and hands each host its launch), and write the
+review files in the same step. Touches no host: nothing is sent to the nodes."""
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
+
+from ansible import constants as C
 from ansible.errors import AnsibleUndefinedVariable
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.inferops.vllm.plugins.module_utils.cluster import SECRET_ENV, ClusterError
-from ansible_collections.inferops.vllm.plugins.module_utils.plan import cluster_name_of, compile_cluster, wanted
+from ansible_collections.inferops.vllm.plugins.module_utils.plan import READ_NAMES, cluster_name_of, compile_cluster
+from ansible_collections.inferops.vllm.plugins.module_utils.render import docker_run_command
 
 
 SECRET_VARS = frozenset(SECRET_ENV.values())
@@ -18,23 +25,86 @@ SECRET_VARS = frozenset(SECRET_ENV.values())
 PLAN_OPTIONAL = frozenset({"vllm_image"})
 
 
+def _write(path, text, mode, check):
+    """Write only what changed (nothing in check mode); True when the file changes."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if handle.read() == text:
+                return False
+    except OSError:
+        pass
+    if check:
+        return True
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(path, mode)
+    return True
+
+
+def write_review(output_dir, launches, check=False):
+    """<dir>/<cluster>/<host>.yaml (the vLLM config), .json (the whole launch) and .sh (docker run)."""
+    changed = 0
+    for host, launch in launches.items():
+        folder = os.path.join(output_dir, launch["cluster"]["name"])
+        if not check:
+            os.makedirs(folder, mode=0o755, exist_ok=True)
+        image = launch["cluster"]["image"] or "IMAGE"
+        files = {".yaml": launch["config_yaml"],
+                 ".json": json.dumps(launch, indent=4, separators=(",", ": "), ensure_ascii=False) + "\n",
+                 ".sh": docker_run_command(launch, image) + "\n"}
+        for suffix, text in files.items():
+            changed += _write(os.path.join(folder, host + suffix), text, 0o644, check)
+    return changed
+
+
+def show_lines(launches):
+    out = []
+    for host, launch in launches.items():
+        c = launch["cluster"]
+        out += ["%s: %s of cluster %s (rank %d): %s on %d x %d %s over %s"
+                % (host, launch["role"], c["name"], launch["rank"], c["strategy"], len(c["nodes"]),
+                   c["gpus_per_node"], c["gpu_model"], c["fabric"]),
+                docker_run_command(launch, c["image"] or "IMAGE"),
+                launch["config_yaml"]]
+    return out
+
+
+def stash(launches):
+    """One small JSON file per host in this run's local temp dir (Ansible removes it at exit). A
+    registered result holding every launch would be copied into every host's variables, and the first
+    task after it costs three times a plain task at 512 hosts (docs/benchmarks.md)."""
+    folder = tempfile.mkdtemp(prefix="cluster-plan-", dir=C.DEFAULT_LOCAL_TMP)
+    for host, launch in launches.items():
+        with open(os.path.join(folder, host + ".json"), "w", encoding="utf-8") as handle:
+            json.dump(launch, handle)
+    return folder
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset()
+    _VALID_ARGS = frozenset({"output_dir", "show", "take"})
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
+        # checked here once: site.yml's entry point has no per-host argument validation
+        _spec, args = self.validate_argument_spec(argument_spec={"output_dir": {"type": "str", "default": ""},
+                                                                 "show": {"type": "bool", "default": False},
+                                                                 "take": {"type": "str"}})
+        if args["take"]:
+            return self._take(result, args["take"], task_vars["inventory_hostname"])
         hostvars = task_vars["hostvars"]
-        host = task_vars["inventory_hostname"]
-
+        output_dir = args["output_dir"] or ""
         notes = []
+        read = {}
 
         def host_vars(name):
+            if name in read:
+                return read[name]
             hvars = hostvars[name]
             out = {}
-            for key in hvars:
-                if not wanted(key):
+            for key in READ_NAMES:   # only what the plan checks: no other variable is templated or decrypted
+                if key not in hvars:
                     continue
                 if key in SECRET_VARS:
                     out[key] = True   # presence only: the plan never reads (or decrypts) a secret
@@ -47,15 +117,54 @@ class ActionModule(ActionBase):
                     out[key] = None
                     if exc.message not in notes:
                         notes.append(exc.message)
+            read[name] = out
             return out
 
+        owners = {}
+
+        def cluster_of(name):
+            # each cluster scans the whole inventory for outsiders: look each host up once
+            if name not in owners:
+                try:
+                    owners[name] = read[name].get("vllm_cluster") if name in read else \
+                        hostvars[name].get("vllm_cluster")
+                except AnsibleUndefinedVariable:
+                    owners[name] = None
+            return owners[name]
+
+        launches = {}
+        warnings = []
         try:
-            launches = compile_cluster(cluster_name_of(host, host_vars(host)), task_vars["groups"], host_vars)
+            # the hosts of this play (or serial batch); each of their clusters is compiled whole, once
+            for host in task_vars.get("ansible_play_batch") or [task_vars["inventory_hostname"]]:
+                if host in launches:
+                    continue
+                del notes[:]
+                compiled = compile_cluster(cluster_name_of(host, host_vars(host)), task_vars["groups"], host_vars,
+                                           cluster_of)
+                summary = next(iter(compiled.values()))["cluster"]   # one summary, shared by the nodes
+                summary["warnings"] += notes
+                warnings += summary["warnings"]
+                launches.update(compiled)
         except ClusterError as exc:
-            result.update(failed=True, msg="inferops.vllm launch plan: %s" % exc, variable=exc.variable)
+            # one line per refusal (ClusterErrors carries several), never a traceback or a spec dump
+            result.update(failed=True, variable=exc.variable,
+                          msg="\n".join("inferops.vllm launch plan: %s" % line for line in str(exc).splitlines()))
             return result
-        launch = launches[host]
-        launch["cluster"]["warnings"] += notes
-        result.update(changed=False, ansible_facts={"vllm_launch": launch},
-                      warnings=list(launch["cluster"]["warnings"]) if launch["rank"] == 0 else [])
+        changed = write_review(output_dir, launches, self._task.check_mode) if output_dir else 0
+        result.update(changed=bool(changed), stash=stash(launches), warnings=warnings,
+                      show=show_lines(launches) if args["show"] else [])
+        return result
+
+    @staticmethod
+    def _take(result, folder, host):
+        """This host's launch from the run's plan (the run_once task's stash)."""
+        try:
+            with open(os.path.join(folder, host + ".json"), encoding="utf-8") as handle:
+                launch = json.load(handle)
+        except OSError:
+            result.update(failed=True, msg="inferops.vllm launch plan: no launch for %s in %s; compile the plan in "
+                                           "the same play as this task" % (host, folder))
+            return result
+        result.update(changed=False, ansible_facts={"vllm_launch": launch})
         return result

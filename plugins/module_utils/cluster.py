@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils import hardware, rules, vllm_surface
-from ansible_collections.inferops.vllm.plugins.module_utils.image_ref import DIGEST_PINNED
+from ansible_collections.inferops.vllm.plugins.module_utils import image_ref
 from ansible_collections.inferops.vllm.plugins.module_utils.profiles import PROFILES
 
 STRATEGIES = {
@@ -67,7 +67,7 @@ CLUSTER_DEFAULTS: Dict[str, Any] = {
 # Variables that may differ between hosts. vllm_args/vllm_env may too, but the
 # compiler then refuses any difference that shapes the engine.
 HOST_VARS = ("vllm_control_address", "vllm_control_interface", "vllm_ib_hcas", "vllm_node_rank",
-             "vllm_port", "vllm_args", "vllm_env")
+             "vllm_port", "vllm_args", "vllm_env", "vllm_nvlink_domain")
 # Flags the compiler owns: layout, roles, endpoint and secrets.
 OWNED_FLAGS = {
     "model": "vllm_model", "served-model-name": "vllm_served_model_name", "host": "vllm_bind_host",
@@ -85,6 +85,65 @@ OWNED_FLAGS = {
     "api-key": "vllm_api_key", "config": None,
 }
 SECRET_ENV = {"VLLM_API_KEY": "vllm_api_key", "HF_TOKEN": "vllm_hf_token"}
+# nvidia_driver's variables that the plan checks on NVIDIA clusters, so a bad value stops the run
+# before any host is touched (documented in roles/nvidia_driver/meta/argument_specs.yml, whose
+# reboot choices a unit test keeps equal to these).
+DRIVER_VARS = ("nvidia_driver_branch", "nvidia_driver_reboot")
+NVIDIA_DRIVER_REBOOT = ("never", "if_needed", "always")
+
+
+@dataclass(frozen=True)
+class VarType:
+    """What one inventory variable must hold; null always means "not set"."""
+    kind: str                                  # str | int | bool | dict | list
+    minimum: int = 1
+    maximum: Optional[int] = None
+    choices: Tuple[str, ...] = ()
+    example: Any = None
+
+
+_PORT = VarType("int", 1, 65535)
+# Every variable the plan reads, checked on every host before anything else so that a wrong type
+# is one line naming the host (roles/cluster_plan/meta/argument_specs.yml documents the same
+# types and choices; tests/check_argument_specs.py keeps the two equal).
+VAR_TYPES: Dict[str, VarType] = {
+    "vllm_cluster": VarType("str"),
+    "vllm_profile": VarType("str", choices=tuple(PROFILES)),
+    "vllm_model": VarType("str"),
+    "vllm_served_model_name": VarType("str"),
+    "vllm_version": VarType("str"),
+    "vllm_image": VarType("str"),
+    "vllm_gpu_model": VarType("str", choices=tuple(hardware.CATALOG)),
+    "vllm_gpus_per_node": VarType("int", example=8),
+    "vllm_fabric": VarType("str", choices=tuple(rules.FABRICS)),
+    "vllm_roce_gid_index": VarType("int", 0, 255, example=3),
+    "vllm_strategy": VarType("str", choices=tuple(STRATEGIES)),
+    "vllm_load_balancing": VarType("str", choices=LOAD_BALANCING),
+    "vllm_tensor_parallel_size": VarType("int", example=8),
+    "vllm_pipeline_parallel_size": VarType("int", example=2),
+    "vllm_data_parallel_size": VarType("int", example=16),
+    "vllm_decode_context_parallel_size": VarType("int", example=1),
+    "vllm_all2all_backend": VarType("str"),
+    "vllm_moe_backend": VarType("str"),
+    "vllm_kv_cache_dtype": VarType("str"),
+    "vllm_max_model_len": VarType("int", example=32768),
+    "vllm_port": _PORT,
+    "vllm_dp_rpc_port": _PORT,
+    "vllm_master_port": _PORT,
+    "vllm_bind_host": VarType("str"),
+    "vllm_site_args": VarType("dict"),
+    "vllm_site_env": VarType("dict"),
+    "vllm_args": VarType("dict"),
+    "vllm_env": VarType("dict"),
+    "vllm_gpu_access": VarType("str", choices=GPU_ACCESS),
+    "vllm_container_privileged": VarType("bool"),
+    "vllm_model_cache_dir": VarType("str"),
+    "vllm_nvlink_domain": VarType("str"),
+    "vllm_control_address": VarType("str"),
+    "vllm_control_interface": VarType("str"),
+    "vllm_ib_hcas": VarType("list"),
+    "vllm_node_rank": VarType("int", 0, example=0),
+}
 
 
 class ClusterError(ValueError):
@@ -105,6 +164,7 @@ class Node:
     port: int
     args: Mapping[str, Any]
     env: Mapping[str, Any]
+    domain: Optional[str] = None     # vllm_nvlink_domain: the NVL72 rack (IMEX domain) of this host
 
 
 @dataclass(frozen=True)
@@ -133,6 +193,17 @@ class Cluster:
     settings: Mapping[str, Any]          # the cluster-wide variables, defaults applied
     secrets: Mapping[str, str] = field(default_factory=dict)   # env name -> variable holding it
     warnings: Tuple[str, ...] = ()
+    domains: Tuple[str, ...] = ()      # the NVLink domains of the nodes, in rank order of first use
+
+    @property
+    def spans_domains(self) -> bool:
+        """Several NVLink domains joined by the RDMA fabric vllm_fabric names."""
+        return len(self.domains) > 1
+
+    @property
+    def mnnvl(self) -> bool:
+        """Trays reach each other over multi-node NVLink (inside one domain, or inside each of several)."""
+        return self.fabric.name == "mnnvl" or (self.spans_domains and self.accelerator.mnnvl)
 
     @property
     def head(self) -> Node:
@@ -154,7 +225,8 @@ def _fail(variable: str, value: Any, where: str, problem: str, fix: str):
 def _int(variable: str, value: Any, where: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit() \
             or int(value) < minimum:
-        _fail(variable, value, where, "must be an integer >= %d" % minimum, "set a whole number, e.g. %d" % minimum)
+        _fail(variable, value, where, "must be a whole number >= %d" % minimum,
+              "set a whole number >= %d, e.g. %d" % (minimum, minimum))
     return int(value)
 
 
@@ -172,6 +244,75 @@ def _mapping(variable: str, value: Any, where: str) -> Dict[str, Any]:
     return dict(value)
 
 
+class ClusterErrors(ClusterError):
+    """Several independent refusals (one per line), so one run shows every wrong type at once."""
+
+    def __init__(self, errors: Sequence[ClusterError]):
+        first = errors[0]
+        super().__init__(first.variable, first.value, first.where, first.problem, first.fix)
+        self.errors = tuple(errors)
+        self.args = ("\n".join(str(e) for e in errors),)
+
+
+def _type_problem(spec: VarType, value: Any) -> Optional[Tuple[str, str]]:
+    """(what is allowed, the fix) when `value` does not fit `spec`, else None."""
+    if spec.kind == "int":
+        number = value if isinstance(value, int) and not isinstance(value, bool) else \
+            (int(value) if isinstance(value, str) and value.strip().isdigit() else None)
+        top = spec.maximum
+        if number is None or number < spec.minimum or (top is not None and number > top):
+            allowed = "a whole number %s" % ("from %d to %d" % (spec.minimum, top) if top is not None
+                                              else ">= %d" % spec.minimum)
+            example = spec.example if spec.example is not None else spec.minimum
+            return "must be " + allowed, "set %s, e.g. %s" % (allowed, example)
+        return None
+    if spec.kind == "bool":
+        if not isinstance(value, bool):
+            return "must be true or false", "write true or false, unquoted"
+        return None
+    if spec.kind == "dict":
+        if not isinstance(value, Mapping):
+            return "must be a mapping", "write it as a YAML mapping (name: value)"
+        return None
+    if spec.kind == "list":
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence) \
+                or any(isinstance(v, (Mapping, list)) for v in value):
+            return "must be a list of names", "write a YAML list, e.g. [mlx5_0, mlx5_1]"
+        return None
+    if isinstance(value, (Mapping, list, tuple, bool)):
+        return "must be a string", "write a single value, e.g. %s" % (spec.choices[0] if spec.choices else "a name")
+    if spec.choices and str(value).upper() not in {c.upper() for c in spec.choices}:
+        return "not one of %s" % ", ".join(spec.choices), "set one of %s" % ", ".join(spec.choices)
+    return None
+
+
+def _check_types(members: Sequence[Tuple[str, Mapping[str, Any]]]) -> List[Tuple[str, Dict[str, Any]]]:
+    """Every variable the plan reads, on every host: one line per wrong value (hosts that share a
+    wrong value, as group_vars do, share the line). Returns the members with whole numbers given
+    as strings (-e vllm_port=8001) turned into numbers."""
+    found: Dict[Tuple[str, str], Tuple[Any, Tuple[str, str], List[str]]] = {}
+    for host, hvars in members:
+        for var, spec in VAR_TYPES.items():
+            value = hvars.get(var)
+            problem = None if value is None else _type_problem(spec, value)
+            if problem:
+                found.setdefault((var, repr(value)), (value, problem, []))[2].append(host)
+    errors = []
+    for (var, _shown), (value, (problem, fix), hosts) in found.items():
+        where = "host %s" % hosts[0] if len(hosts) == 1 else "hosts %s" % (
+            ", ".join(hosts) if len(hosts) <= 4 else "%s and %d more" % (", ".join(hosts[:3]), len(hosts) - 3))
+        errors.append(ClusterError(var, value, where, problem, fix))
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise ClusterErrors(errors)
+
+    def number(var: str, value: Any) -> Any:
+        spec = VAR_TYPES.get(var)
+        return int(value) if spec is not None and spec.kind == "int" and isinstance(value, str) else value
+    return [(host, {var: number(var, value) for var, value in hvars.items()}) for host, hvars in members]
+
+
 def _cluster_settings(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Dict[str, Any]:
     """One value per cluster-wide variable; a value that differs between hosts is an error."""
     settings = {}
@@ -180,7 +321,8 @@ def _cluster_settings(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]
             continue
         seen = {}
         for host, hvars in members:
-            seen.setdefault(repr(hvars.get(var, default)), (host, hvars.get(var, default)))
+            value = default if hvars.get(var) is None else hvars[var]   # null means not set
+            seen.setdefault(repr(value), (host, value))
         if len(seen) > 1:
             shown = ", ".join("%s=%r" % (h, v) for h, v in seen.values())
             _fail(var, [v for _host, v in seen.values()], "cluster %s" % name,
@@ -199,11 +341,27 @@ def _order(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> List[
         missing = [h for (h, hv) in members if hv.get("vllm_node_rank") is None]
         _fail("vllm_node_rank", None, "hosts %s of cluster %s" % (", ".join(missing), name),
               "set on some hosts but not on these", "set vllm_node_rank on every host of the cluster, or on none")
-    ranked = sorted(members, key=lambda m: _int("vllm_node_rank", m[1]["vllm_node_rank"], m[0], 0))
-    got = [int(hv["vllm_node_rank"]) for _host, hv in ranked]
-    if got != list(range(len(members))):
-        _fail("vllm_node_rank", got, "cluster %s" % name, "ranks must be 0..%d, each once" % (len(members) - 1),
-              "number the hosts 0 (head) to %d" % (len(members) - 1))
+    ranked = sorted(members, key=lambda m: _int("vllm_node_rank", m[1]["vllm_node_rank"], "host %s" % m[0], 0))
+    by_rank: Dict[int, List[str]] = {}
+    for host, hvars in ranked:
+        by_rank.setdefault(int(hvars["vllm_node_rank"]), []).append(host)
+    last = len(members) - 1
+    for rank, hosts in by_rank.items():
+        if len(hosts) > 1:
+            _fail("vllm_node_rank", rank, "hosts %s of cluster %s" % (", ".join(hosts), name),
+                  "each rank belongs to one host", "give each host its own rank from 0 (head) to %d" % last)
+    if 0 not in by_rank:
+        _fail("vllm_node_rank", sorted(by_rank), "hosts %s of cluster %s"
+              % (", ".join("%s=%d" % (h, r) for r, hosts in sorted(by_rank.items()) for h in hosts), name),
+              "no host has rank 0, so the cluster has no head", "set vllm_node_rank: 0 on the head's host_vars")
+    missing = [r for r in range(len(members)) if r not in by_rank]
+    if missing:
+        # N distinct ranks with one missing below N: some host's rank is past the end
+        high = max(by_rank)
+        _fail("vllm_node_rank", high, "host %s of cluster %s" % (by_rank[high][0], name),
+              "the cluster has %d hosts (ranks 0..%d) and no host has rank %s"
+              % (len(members), last, ", ".join(str(r) for r in missing)),
+              "number the hosts 0 (head) to %d without gaps" % last)
     return ranked
 
 
@@ -256,6 +414,51 @@ def _fabric(settings: Dict[str, Any], acc: hardware.Accelerator, nodes: int, whe
         _fail("vllm_fabric", name, where, "%s cannot join a multi-node NVLink domain" % acc.model,
               "use mnnvl only with GB200/GB300 NVL racks; set infiniband or roce")
     return fabric
+
+
+def _image_vendor(image: Any, acc: hardware.Accelerator, where: str) -> None:
+    """A CUDA build cannot drive AMD GPUs nor a ROCm build NVIDIA ones; the CPU lab image is exempt."""
+    if not image or acc.vendor not in image_ref.VENDOR_BUILD:
+        return
+    vendor = image_ref.image_vendor(image)
+    if vendor == acc.vendor:
+        return
+    repo = image_ref.repository_name(image)
+    named = ("names %s" if vendor == "amd" else "has no %s in its name") % image_ref.ROCM_NAME_MARKER
+    example = "vllm/vllm-openai-rocm" if acc.vendor == "amd" else "vllm/vllm-openai"
+    _fail("vllm_image", image, where,
+          "is a %s build (its repository %s %s) but vllm_gpu_model is %s, an %s GPU"
+          % (image_ref.VENDOR_BUILD[vendor], repo, named, acc.model, {"nvidia": "NVIDIA", "amd": "AMD"}[acc.vendor]),
+          "use a %s build for %s, e.g. %s@sha256:<digest>"
+          % (image_ref.VENDOR_BUILD[acc.vendor], acc.model, example))
+
+
+def _driver(members: Sequence[Tuple[str, Mapping[str, Any]]], acc: hardware.Accelerator, image: Any,
+            profile_name: str, profile: Mapping[str, Any]) -> None:
+    """Each host's nvidia_driver_branch against the image's CUDA (its cuNNN tag, else the profile's),
+    and nvidia_driver_reboot against the role's choices."""
+    if acc.vendor != "nvidia":
+        return
+    cuda, source = image_ref.cuda_major(image), "its tag %s" % image_ref.tag(image)
+    if cuda is None and profile.get("cuda"):
+        cuda, source = int(profile["cuda"]), "profile %s" % profile_name
+    minimum = rules.MIN_DRIVER_BRANCH.get(cuda) if cuda else None
+    for host, hvars in members:
+        where = "host %s" % host
+        if hvars.get("nvidia_driver_reboot") is not None:
+            _choice("nvidia_driver_reboot", hvars["nvidia_driver_reboot"], where, NVIDIA_DRIVER_REBOOT)
+        branch = hvars.get("nvidia_driver_branch")
+        if branch is None:
+            continue   # the role's default branch
+        if isinstance(branch, bool) or not str(branch).isdigit():
+            _fail("nvidia_driver_branch", branch, where, "not a driver branch number",
+                  'set the branch number as a string, e.g. "%d"' % (minimum or 580))
+        if minimum and int(branch) < minimum:
+            _fail("nvidia_driver_branch", branch, where,
+                  "the image is a CUDA %d build (%s) and needs NVIDIA driver branch %d or newer"
+                  % (cuda, source, minimum),
+                  'set nvidia_driver_branch: "%d" or newer for %s, or use an image built for the older driver'
+                  % (minimum, host))
 
 
 def _layout(settings: Dict[str, Any], acc: hardware.Accelerator, gpus: int, nodes: int, moe: bool,
@@ -318,6 +521,7 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
     if not members:
         _fail("vllm_cluster", name, "inventory", "no host belongs to this cluster",
               "put the cluster's hosts in the group named by vllm_cluster")
+    members = _check_types(members)
     where = "cluster %s" % name
     settings = _cluster_settings(name, members)
     profile_name = settings["vllm_profile"]
@@ -345,16 +549,15 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
     if not isinstance(settings["vllm_container_privileged"], bool):
         _fail("vllm_container_privileged", settings["vllm_container_privileged"], where, "must be true or false",
               "set false (the default) unless your site requires privileged containers")
-    if fabric.name == "mnnvl" and not settings["vllm_nvlink_domain"]:
-        _fail("vllm_nvlink_domain", None, where, "a multi-node NVLink cluster must sit in one NVLink domain "
-              "(NVL72 rack, one IMEX domain)", "set vllm_nvlink_domain to the rack's group name in its group_vars")
+    domains = _domains(name, ordered, fabric, acc)
     for var in ("vllm_site_args", "vllm_site_env"):
         _mapping(var, settings[var], where)
     image = settings["vllm_image"]
-    if image and not DIGEST_PINNED.match(str(image)):
-        _fail("vllm_image", image, where, "is not pinned by digest (a tag can move under a running cluster)",
-              "set repo@sha256:<digest>; `docker buildx imagetools inspect %s` prints the digest"
-              % str(image).split("@", maxsplit=1)[0])
+    pin = image_ref.pin_problem(image) if image else None   # unset: plan.yml runs without an image
+    if pin:
+        _fail("vllm_image", image, where, pin[0], pin[1])
+    _image_vendor(image, acc, where)
+    _driver(ordered, acc, image, profile_name, profile)
 
     nodes = []
     for rank, (host, hvars) in enumerate(ordered):
@@ -365,14 +568,58 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
         nodes.append(Node(
             host=host, rank=rank, address=_address(host, hvars, len(ordered) > 1),
             interface=hvars.get("vllm_control_interface"), hcas=tuple(str(h) for h in hcas),
-            port=_int("vllm_port", hvars.get("vllm_port", CLUSTER_DEFAULTS["vllm_port"]), hwhere),
+            port=_int("vllm_port", CLUSTER_DEFAULTS["vllm_port"] if hvars.get("vllm_port") is None
+                      else hvars["vllm_port"], hwhere),
             args=_mapping("vllm_args", hvars.get("vllm_args"), hwhere),
-            env=_mapping("vllm_env", hvars.get("vllm_env"), hwhere)))
+            env=_mapping("vllm_env", hvars.get("vllm_env"), hwhere),
+            domain=hvars.get("vllm_nvlink_domain") or None))
     secrets = {env: var for env, var in SECRET_ENV.items() if members[0][1].get(var)}
     warnings = _warnings(name, profile_name, profile, acc, layout, fabric, nodes)
     return Cluster(name=name, nodes=tuple(nodes), accelerator=acc, gpus_per_node=gpus, fabric=fabric, layout=layout,
                    load_balancing=lb, profile_name=profile_name, profile=profile, surface=surface,
-                   settings=settings, secrets=secrets, warnings=tuple(warnings))
+                   settings=settings, secrets=secrets, warnings=tuple(warnings), domains=domains)
+
+
+def _domains(name: str, ordered: Sequence[Tuple[str, Mapping[str, Any]]], fabric: rules.Fabric,
+             acc: hardware.Accelerator) -> Tuple[str, ...]:
+    """The NVLink domains (vllm_nvlink_domain, per host) the cluster sits in. mnnvl: exactly one.
+    infiniband/roce between several domains: every host names its own (rules.DOMAIN_JOINING_FABRICS)."""
+    by_domain: Dict[Optional[str], List[str]] = {}
+    for host, hvars in ordered:
+        by_domain.setdefault(hvars.get("vllm_nvlink_domain") or None, []).append(host)
+    named = tuple(d for d in by_domain if d is not None)
+    where = "cluster %s" % name
+
+    def shown() -> str:
+        return "; ".join("%s: %s" % (d or "unset", ", ".join(h)) for d, h in by_domain.items())
+    if fabric.name == "mnnvl":
+        if None in by_domain:
+            _fail("vllm_nvlink_domain", None, "hosts %s of %s" % (", ".join(by_domain[None]), where),
+                  "a multi-node NVLink cluster must sit in one NVLink domain (NVL72 rack, one IMEX domain)",
+                  "set vllm_nvlink_domain to the rack's group name in its group_vars")
+        if len(named) > 1:
+            _fail("vllm_nvlink_domain", list(named), where,
+                  "vllm_fabric is mnnvl but the hosts sit in %d NVLink domains (%s)" % (len(named), shown()),
+                  "set vllm_fabric: infiniband (or roce) for the fabric between the racks, or put the cluster "
+                  "in one rack")
+        return named
+    if not named or len(ordered) == 1:
+        return named
+    if not acc.mnnvl:
+        _fail("vllm_nvlink_domain", named[0], "host %s" % by_domain[named[0]][0],
+              "%s cannot join a multi-node NVLink domain" % acc.model,
+              "remove vllm_nvlink_domain (it is for GB200/GB300 NVL racks)")
+    if fabric.name not in rules.DOMAIN_JOINING_FABRICS:
+        _fail("vllm_fabric", fabric.name, where, "the hosts name NVLink domains (%s) but %s cannot join them"
+              % (shown(), fabric.name), "set vllm_fabric: infiniband or roce between the racks")
+    if None in by_domain:
+        _fail("vllm_nvlink_domain", None, "hosts %s of %s" % (", ".join(by_domain[None]), where),
+              "set on some hosts but not on these (%s)" % shown(),
+              "set vllm_nvlink_domain on every host (its rack's group_vars), or on none")
+    if len(named) == 1:
+        _fail("vllm_fabric", fabric.name, where, "every host sits in NVLink domain %s, so no traffic crosses %s"
+              % (named[0], fabric.name), "set vllm_fabric: mnnvl for a cluster inside one rack")
+    return named
 
 
 def _warnings(name, profile_name, profile, acc, layout, fabric, nodes) -> List[str]:

@@ -6,10 +6,53 @@
 from __future__ import annotations
 
 import re
-from typing import Dict
+from typing import Dict, Optional, Tuple
 
 # repo@sha256:<64 hex>: a tag can move under a running cluster
 DIGEST_PINNED = re.compile(r"^[a-z0-9][a-z0-9._:/-]*@sha256:[0-9a-f]{64}$")
+_HEX = frozenset("0123456789abcdef")
+DIGEST_HEX_LENGTH = 64
+# vLLM publishes ROCm builds as vllm/vllm-openai-rocm and CUDA builds as vllm/vllm-openai
+# (shared/reference/vllm-launch.md section 8): by that convention a repository whose name
+# contains this is a ROCm build and any other a CUDA build.
+ROCM_NAME_MARKER = "rocm"
+VENDOR_BUILD = {"nvidia": "CUDA", "amd": "ROCm"}
+
+
+def _inspect_hint(name: str) -> str:
+    name = name or "vllm/vllm-openai:kimi-k3"
+    return "`docker buildx imagetools inspect %s` prints it (the \"Digest:\" line)" % name
+
+
+def _digest_found(digest: str) -> str:
+    """What is wrong with the part after '@', in words: the prefix, the length, the bad characters."""
+    algo, sep, hexpart = digest.partition(":")
+    if not sep or algo != "sha256":
+        return "found %r, which does not start with sha256:" % digest
+    found = "found %d characters after sha256:" % len(hexpart)
+    bad = sorted(set(hexpart) - _HEX)
+    if bad:
+        kind = "uppercase" if all(c in "ABCDEF" for c in bad) else "not hex"
+        found += " (%s: %s)" % (kind, ", ".join(repr(c) for c in bad))
+    return found
+
+
+def pin_problem(ref: Optional[str]) -> Optional[Tuple[str, str]]:
+    """None when `ref` is repo@sha256:<64 lowercase hex>, else (problem, fix) for the refusal.
+    Shared by the launch plan (cluster.py) and the image_pull_plan filter so both say the same."""
+    ref = str(ref or "")
+    if DIGEST_PINNED.match(ref):
+        return None
+    name, at, digest = ref.partition("@")
+    if not at:
+        return ("is not pinned by digest (a tag can move under a running cluster)",
+                "set it to repo@sha256:<digest>; %s" % _inspect_hint(name))
+    if not re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
+        return ("has a malformed digest: expected sha256: and %d lowercase hex characters after @, %s"
+                % (DIGEST_HEX_LENGTH, _digest_found(digest)),
+                "copy the whole digest; %s" % _inspect_hint(name))
+    return ("has an invalid repository name %r (lowercase letters, digits and . _ - / : only)" % name,
+            "write the repository in lowercase, e.g. %s@%s" % (name.lower(), digest))
 
 # Docker Hub's names for itself, and the URL docker (and community.docker.docker_login) logs in to
 DOCKER_HUB = "docker.io"
@@ -45,17 +88,38 @@ def repository_path(name: str) -> str:
     return name if rest else "library/" + name
 
 
+def repository_name(ref: str) -> str:
+    """The repository path without registry host, tag or digest: vllm/vllm-openai-rocm."""
+    name = str(ref or "").split("@", 1)[0]
+    head, slash, last = name.rpartition("/")
+    name = head + slash + last.split(":", 1)[0]   # a tag follows the last path part
+    return repository_path(name) if "/" in name else name
+
+
+def tag(ref: str) -> str:
+    """The tag written before the digest (vllm/vllm-openai:v0.17.0-cu130@sha256:... -> v0.17.0-cu130), or ''."""
+    last = str(ref or "").split("@", 1)[0].rpartition("/")[2]
+    return last.partition(":")[2]
+
+
+def cuda_major(ref: str) -> Optional[int]:
+    """The CUDA major a vLLM image tag names (cu130 -> 13, cu129 -> 12), or None."""
+    match = re.search(r"(?:^|[-_.])cu(\d{3})(?:$|[-_.])", tag(ref))
+    return int(match.group(1)) // 10 if match else None
+
+
+def image_vendor(ref: str) -> str:
+    """'amd' for a ROCm build, 'nvidia' for a CUDA build, by the repository name."""
+    return "amd" if ROCM_NAME_MARKER in repository_name(ref).lower() else "nvidia"
+
+
 def pull_plan(ref: str, mirror: str = "") -> Dict[str, str]:
     """The digest, the repository path, the reference to pull (through `mirror`, a site
     registry host:port, when one is set), and the reference's own registry host (`docker.io` for
-    Docker Hub) with the URL to log in to it. A reference without a digest is refused: a tag
-    can move under a running cluster."""
-    if not DIGEST_PINNED.match(ref or ""):
-        raise ValueError(
-            "vllm_image=%r is not pinned by digest. Set it to repo@sha256:<digest>; get the digest with "
-            "`docker buildx imagetools inspect %s` (the \"Digest:\" line) or, after a pull, "
-            "`docker image inspect --format '{{index .RepoDigests 0}}' <image:tag>`."
-            % (ref, (ref or "vllm/vllm-openai:kimi-k3").split("@")[0]))
+    Docker Hub) with the URL to log in to it. A reference without a well-formed digest is refused."""
+    problem = pin_problem(ref)
+    if problem:
+        raise ValueError("vllm_image=%r %s. Fix: %s" % (ref, problem[0], problem[1]))
     name, digest = ref.split("@", 1)
     repository = repository_path(name)
     registry = registry_host(name)

@@ -14,8 +14,12 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from ansible_collections.inferops.vllm.plugins.module_utils import rules
 from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (OWNED_FLAGS, SECRET_ENV, Cluster,
                                                                             ClusterError, Node)
+from ansible_collections.inferops.vllm.plugins.module_utils.profiles import PROFILES, proposed_flags
 from ansible_collections.inferops.vllm.plugins.module_utils.vllm_surface import REMOVED_ENV, REMOVED_FLAGS
 
+# Compiler-owned flags that a profile proposes (moe-backend, kv-cache-dtype, max-model-len): null for
+# one of them in vllm_site_args or vllm_args drops the profile's value, as null does for any flag.
+DROPPABLE_OWNED = frozenset(f for p in PROFILES.values() for f in proposed_flags(p) if f in OWNED_FLAGS)
 CONFIG_PATH = "/etc/inferops-vllm/vllm.yaml"     # inside the container
 MODEL_CACHE = "/root/.cache/huggingface"          # inside the container
 # Flags that may differ between nodes; everything else shapes the engine and must match.
@@ -52,6 +56,8 @@ def _profile_layers(cluster: Cluster) -> List[Tuple[Mapping[str, Any], Mapping[s
     family = p.get("family", {}).get(cluster.accelerator.family, {})
     strategy = p.get("strategy", {}).get(cluster.layout.strategy, {})
     gpu = strategy.get("gpu", {}).get(cluster.accelerator.model, {})
+    if "traffic" in gpu and cluster.traffic not in gpu["traffic"]:
+        gpu = {}   # proposed only where the experts' tokens travel that way (no mega MoE across racks)
     return [
         (p.get("args", {}), p.get("env", {}), "profile %s" % name),
         (family.get("args", {}), family.get("env", {}), "profile %s (%s)" % (name, cluster.accelerator.family)),
@@ -63,12 +69,14 @@ def _profile_layers(cluster: Cluster) -> List[Tuple[Mapping[str, Any], Mapping[s
 
 def _refuse_owned(args: Mapping[str, Any], variable: str, where: str) -> None:
     for flag in args:
+        value = args[flag]
         flag = str(flag).lstrip("-")
-        if flag in OWNED_FLAGS:
+        if flag in OWNED_FLAGS and not (value is None and flag in DROPPABLE_OWNED):
             owner = OWNED_FLAGS[flag]
-            value = args[flag] if flag in args else args.get("--" + flag)
             fix = ("set %s instead: each setting has one place" % owner if owner
                    else "remove it; the compiler writes the config file itself")
+            if flag in DROPPABLE_OWNED:
+                fix += " (null here drops the profile's value)"
             if flag == "api-key":
                 value, fix = "<hidden>", "remove it: secrets never go on argv; put the key in vllm_api_key (ansible-vault)"
             raise ClusterError("%s[%r]" % (variable, flag), value, where,
@@ -97,6 +105,9 @@ def _engine_layers(cluster: Cluster, node: Node) -> Tuple[Layers, Layers]:
             source = "fabric default (%s, %s)" % (cluster.accelerator.vendor, cluster.fabric.name)
             args.apply({"all2all-backend": default}, source)
     env.apply(rules.FABRIC_ENV.get(cluster.fabric.name), "fabric %s" % cluster.fabric.name)
+    if cluster.mnnvl and cluster.fabric.name != "mnnvl":
+        # NVLink inside each rack, RDMA between them (rules.DOMAIN_JOINING_FABRICS)
+        env.apply(rules.FABRIC_ENV["mnnvl"], "fabric mnnvl inside each NVLink domain")
     return args, env
 
 
@@ -113,9 +124,12 @@ def _check_rules(cluster: Cluster, args: Layers, env: Layers) -> None:
 
     a2a, moe = args.get("all2all-backend"), args.get("moe-backend")
     across = traffic in ("rdma", "tcp")
+    crossing = ("the %d nodes span NVLink domains %s joined by %s" % (len(cluster.nodes), ", ".join(cluster.domains),
+                                                                      cluster.fabric.name) if cluster.spans_domains
+                else "the %d nodes talk over %s" % (len(cluster.nodes), cluster.fabric.name))
     if a2a in rules.NVLINK_ONLY_ALL2ALL and across:
-        refuse("all2all-backend", "%s needs one NVLink domain but the %d nodes talk over %s (%s)"
-               % (a2a, len(cluster.nodes), cluster.fabric.name, rules.NVLINK_ONLY_ALL2ALL[a2a]),
+        refuse("all2all-backend", "%s needs one NVLink domain but %s (%s)"
+               % (a2a, crossing, rules.NVLINK_ONLY_ALL2ALL[a2a]),
                "use %s across RDMA, or fabric mnnvl inside an NVL72 domain"
                % rules.DEFAULT_ALL2ALL.get((acc.vendor, "rdma"), "allgather_reducescatter"))
     if a2a in rules.REMOVED_ALL2ALL:
@@ -132,8 +146,8 @@ def _check_rules(cluster: Cluster, args: Layers, env: Layers) -> None:
         refuse("all2all-backend", "the all2all backend only acts with expert parallel, and strategy %s has none"
                % layout.strategy, "remove it, or use strategy dep")
     if moe in rules.NVLINK_ONLY_MOE and across:
-        refuse("moe-backend", "%s is not compatible with cross-node %s (%s)"
-               % (moe, cluster.fabric.name, rules.NVLINK_ONLY_MOE[moe]),
+        refuse("moe-backend", "%s is not compatible with cross-node %s: %s (%s)"
+               % (moe, cluster.fabric.name, crossing, rules.NVLINK_ONLY_MOE[moe]),
                "remove it (vLLM picks a kernel) or run inside one NVL72 domain with fabric mnnvl")
     if moe in rules.SM100_ONLY_MOE and not acc.sm100:
         refuse("moe-backend", "%s requires SM100 GPUs (GB200/GB300/B200/B300), not %s" % (moe, acc.model),
@@ -256,7 +270,7 @@ def _container(cluster: Cluster) -> Dict[str, Any]:
         opts["devices"].append("/dev/infiniband:/dev/infiniband")
         opts["capabilities"].append("IPC_LOCK")
         opts["ulimits"].append("memlock:-1:-1")
-    if fabric.name == "mnnvl":
+    if cluster.mnnvl:
         channel = "/dev/nvidia-caps-imex-channels/channel0"
         opts["devices"].append("%s:%s" % (channel, channel))
     return opts
@@ -354,6 +368,8 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
         "moe_backend": compiled[head.host][0].get("moe-backend"),
         "warnings": list(cluster.warnings),
     }
+    if cluster.spans_domains:   # only then: single-domain summaries stay as they were
+        summary["nvlink_domains"] = {d: [n.host for n in cluster.nodes if n.domain == d] for d in cluster.domains}
     out = {}
     for node in cluster.nodes:
         args, env = compiled[node.host]

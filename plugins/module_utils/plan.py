@@ -6,18 +6,21 @@ launch: the one path that the plan action, the tests and tools share."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from ansible_collections.inferops.vllm.plugins.module_utils import cluster as cluster_model
 from ansible_collections.inferops.vllm.plugins.module_utils import launch
 
-# Only these host variables are read (and templated) from the inventory.
-READ_PREFIXES = ("vllm_",)
-READ_NAMES = ("ansible_host",)
+# Only these host variables are read (and templated) from the inventory: the typed ones, the driver
+# variables the plan checks and ansible_host. Secrets (SECRET_ENV) are only looked up by name, and any
+# other vllm_* variable (a registry password, a role's settings) is never touched, so never decrypted.
+READ_NAMES = tuple(dict.fromkeys(tuple(cluster_model.VAR_TYPES) + tuple(cluster_model.CLUSTER_DEFAULTS)
+                                 + tuple(cluster_model.SECRET_ENV.values()) + ("ansible_host",)
+                                 + cluster_model.DRIVER_VARS))
 
 
 def wanted(name: str) -> bool:
-    return name.startswith(READ_PREFIXES) or name in READ_NAMES
+    return name in READ_NAMES
 
 
 def cluster_name_of(host: str, hostvars: Mapping[str, Any]) -> str:
@@ -29,12 +32,33 @@ def cluster_name_of(host: str, hostvars: Mapping[str, Any]) -> str:
     return name
 
 
+def _refuse_outsiders(name: str, groups: Mapping[str, Sequence[str]], inventory_hosts: Iterable[str],
+                      cluster_of: Callable[[str], Any]) -> None:
+    """A host that names the cluster but is not in its group would be left out silently: another
+    host becomes head and the world size shrinks. Refuse it by name."""
+    members = set(groups[name])
+    for host in inventory_hosts:
+        if host not in members and cluster_of(host) == name:
+            raise cluster_model.ClusterError(
+                "vllm_cluster", name, "host %s" % host,
+                "the host names cluster %s but is not a member of group %s (members: %s), so the cluster would "
+                "start without it" % (name, name, ", ".join(groups[name]) or "none"),
+                "add %s to group %s in the inventory, or remove vllm_cluster from its variables" % (host, name))
+
+
 def compile_cluster(name: str, groups: Mapping[str, Sequence[str]],
-                    host_vars: Callable[[str], Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
-    """Compile the cluster whose group is `name`; host_vars(host) gives a host's variables."""
+                    host_vars: Callable[[str], Mapping[str, Any]],
+                    cluster_of: Optional[Callable[[str], Any]] = None,
+                    scan_as: Optional[str] = None) -> Dict[str, Dict[str, Any]]:
+    """Compile the cluster whose group is `name`; host_vars(host) gives a host's variables.
+    With cluster_of(host) (its vllm_cluster), the hosts of groups['all'] are checked for naming
+    this cluster from outside its group: once per cluster, when compiling for its head (scan_as),
+    and whenever the cluster is refused (a missing host is the likelier cause than a numbering slip)."""
     if name not in groups:
         raise cluster_model.ClusterError("vllm_cluster", name, "inventory", "there is no inventory group of that name",
                                          "name the group that holds the cluster's hosts")
+    if scan_as is not None and scan_as not in groups[name]:
+        _refuse_outsiders(name, groups, [scan_as], lambda _host: name)
     members = []
     for host in groups[name]:
         hvars = host_vars(host)
@@ -45,7 +69,33 @@ def compile_cluster(name: str, groups: Mapping[str, Sequence[str]],
                 "the host is in group %s but says it belongs to %r" % (name, other),
                 "put each host in exactly one cluster group and set vllm_cluster in that group's group_vars")
         members.append((host, hvars))
-    return launch.compile_cluster(cluster_model.build(name, members))
+    inventory_hosts = groups.get("all", ())
+    try:
+        cluster = cluster_model.build(name, members)
+    except cluster_model.ClusterError:
+        # a host left outside the group explains most wrong ranks and sizes: name it instead
+        if cluster_of is not None:
+            _refuse_outsiders(name, groups, inventory_hosts, cluster_of)
+        raise
+    if cluster_of is not None and scan_as in (None, cluster.head.host):
+        _refuse_outsiders(name, groups, inventory_hosts, cluster_of)
+    if cluster.mnnvl:
+        _check_domain_groups(cluster, groups)
+    return launch.compile_cluster(cluster)
+
+
+def _check_domain_groups(cluster: cluster_model.Cluster, groups: Mapping[str, Sequence[str]]) -> None:
+    """nvidia_driver writes each host's IMEX node list from the group its vllm_nvlink_domain names:
+    a host outside that group would be missing from its rack's list."""
+    for node in cluster.nodes:
+        if node.domain not in groups or node.host not in groups[node.domain]:
+            raise cluster_model.ClusterError(
+                "vllm_nvlink_domain", node.domain, "host %s" % node.host,
+                "IMEX lists the members of the NVLink domain's inventory group, and %s" % (
+                    "there is no group %s" % node.domain if node.domain not in groups
+                    else "the host is not in group %s (members: %s)" % (node.domain, ", ".join(groups[node.domain]))),
+                "put the rack's trays in one inventory group and set vllm_nvlink_domain to its name in that "
+                "group's group_vars")
 
 
 def compile_inventory(groups: Mapping[str, Sequence[str]],
@@ -57,4 +107,8 @@ def compile_inventory(groups: Mapping[str, Sequence[str]],
             name = cluster_name_of(host, hvars)
             if name not in names:
                 names.append(name)
-    return {name: compile_cluster(name, groups, lambda h: hostvars[h]) for name in sorted(names)}
+    groups = dict(groups, all=list(groups.get("all") or hostvars))
+
+    def cluster_of(host: str) -> Any:
+        return hostvars.get(host, {}).get("vllm_cluster")
+    return {name: compile_cluster(name, groups, hostvars.__getitem__, cluster_of) for name in sorted(names)}

@@ -72,11 +72,26 @@ FABRIC_ENV = {
     "mnnvl": {"NCCL_MNNVL_ENABLE": "1", "NCCL_CUMEM_ENABLE": "1", "NCCL_NVLS_ENABLE": "1"},
 }
 
+# Several NVLink domains (NVL72 racks) joined by RDMA: vllm_fabric names the fabric between the
+# domains and each host's vllm_nvlink_domain its rack. The MNNVL env and the IMEX channel stay on:
+# NCCL troubleshooting guide, "Multi-node NVLink (MNNVL) issues": "NCCL uses MNNVL for inter-node
+# communication within the same NVLink domain if available", and the network between domains.
+# The MoE all2all crosses the RDMA fabric, so it is picked for RDMA (deepep_v2 / MoRI) and the
+# NVLink-only backends (NVLINK_ONLY_ALL2ALL, NVLINK_ONLY_MOE) are refused.
+DOMAIN_JOINING_FABRICS = ("infiniband", "roce")
+
 
 def traffic_kind(fabric: Fabric, node_count: int) -> Optional[str]:
-    """How expert tokens travel between GPUs: 'nvlink', 'rdma', 'tcp' or None (single device)."""
+    """How expert tokens travel between GPUs: 'nvlink', 'rdma', 'tcp' or None (single device).
+    Across NVLink domains it is the fabric joining them (rdma)."""
     if fabric.nvlink:
         return "nvlink"
     if node_count > 1:
         return "rdma" if fabric.rdma else "tcp"
     return None
+
+
+# Lowest NVIDIA driver branch per CUDA major of the image. Source: CUDA Toolkit release notes, table
+# "CUDA Toolkit and Corresponding Driver Versions" (13.x needs >= 580, 12.x >= 525, 11.x >= 450 with
+# minor-version compatibility); the Kimi-K3 guide: "CUDA 13 (cu130) build only ... r580+ NVIDIA driver".
+MIN_DRIVER_BRANCH = {13: 580, 12: 525, 11: 450}

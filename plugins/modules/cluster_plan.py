@@ -7,17 +7,31 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: cluster_plan
-short_description: Compile this node's vLLM launch from its cluster's inventory
+short_description: Compile the vLLM launch of every cluster in the play, once, on the controller
 description:
-  - Reads the C(vllm_*) variables of every host in the cluster group named by C(vllm_cluster),
-    checks them against the fabric, hardware and backend rules and the pinned vLLM's accepted
-    flags, and returns this host's launch (vLLM flags, config file, environment, container options).
+  - Reads the C(vllm_*) variables of every host in each cluster group named by a host of the play (or
+    C(serial) batch), checks them against the fabric, hardware and backend rules and the pinned vLLM's
+    accepted flags, and compiles every node's launch (vLLM flags, config file, environment, container
+    options). Run it with C(run_once); then each host runs it with O(take) to get its own launch.
   - Runs on the controller only; no host is contacted. Bad input fails with a message that names the
     variable, the value and the fix.
   - The variables are documented in the C(inferops.vllm.cluster_plan) role.
 version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
-options: {}
+options:
+  output_dir:
+    description: Controller directory where C(<cluster>/<host>.yaml), C(.json) and C(.sh) are written; empty writes none.
+    type: str
+    default: ""
+  show:
+    description: Return C(show), each node's summary line, C(docker run) line and config file, for display.
+    type: bool
+    default: false
+  take:
+    description:
+      - The C(stash) returned by the compiling task of this play; the host's launch is read from it and set
+        as the C(vllm_launch) fact. Nothing is compiled.
+    type: str
 extends_documentation_fragment:
   - inferops.vllm.attributes
   - inferops.vllm.attributes.read_only
@@ -27,8 +41,14 @@ notes:
 """
 
 EXAMPLES = r"""
-- name: Compile each node's launch
+- name: Compile every cluster's launch once
   inferops.vllm.cluster_plan:
+  run_once: true
+  register: plan
+
+- name: Hand each node its launch
+  inferops.vllm.cluster_plan:
+    take: "{{ plan.stash }}"
 
 - name: Show the head's flags
   ansible.builtin.debug:
@@ -36,9 +56,18 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+stash:
+  description: Where this run keeps every node's launch (in Ansible's local temp dir, removed at exit); pass it to O(take).
+  returned: when compiling
+  type: str
+show:
+  description: With O(show), three lines per node (summary, C(docker run), config file); else empty.
+  returned: when compiling
+  type: list
+  elements: str
 ansible_facts:
   description: Facts set on the host.
-  returned: success
+  returned: with O(take)
   type: dict
   contains:
     vllm_launch:
@@ -48,7 +77,7 @@ ansible_facts:
           C(command) and C(config_path) (how the container runs it), C(config_yaml), C(env), C(secret_env)
           and C(container) (C(community.docker.docker_container) options).
       type: dict
-      returned: success
+      returned: with O(take)
       sample:
         cluster: {name: k25_dep, profile: kimi_k25, gpu_model: H200, fabric: infiniband, strategy: dep,
                   nodes: [h200-01, h200-02], head: h200-01, endpoint: "http://10.30.0.11:8000"}

@@ -60,7 +60,8 @@ def render(role: Path) -> str:
     specs = yaml.safe_load((role / "meta/argument_specs.yml").read_text())["argument_specs"]
     lines = [HEADER, "", "# inferops.vllm.%s" % role.name, ""]
     for entry, spec in specs.items():
-        title = "" if entry == "main" else " (`tasks_from: %s`)" % entry
+        title = ("" if entry == "main" else " (`tasks_from: %s`)" % entry
+                 if (role / "tasks" / (entry + ".yml")).exists() else " (`%s`: no tasks of its own)" % entry)
         lines += ["%s%s" % (markdown(spec.get("short_description")), title), ""]
         description = spec.get("description") or []
         for paragraph in description if isinstance(description, list) else [description]:

@@ -15,7 +15,8 @@ def docker_container_option_names():
 
 @pytest.mark.parametrize("gpu, fabric", [("H200", "infiniband"), ("MI355X", "roce"), ("GB300", "mnnvl")])
 def test_every_option_is_a_docker_container_parameter(gpu, fabric):
-    launch = compile_(vllm_gpu_model=gpu, vllm_fabric=fabric, vllm_nvlink_domain="rack1", vllm_strategy="dep")["n0"]
+    domain = {"vllm_nvlink_domain": "rack1"} if fabric == "mnnvl" else {}
+    launch = compile_(vllm_gpu_model=gpu, vllm_fabric=fabric, vllm_strategy="dep", **domain)["n0"]
     options = docker_container_options(launch)
     assert set(options) <= docker_container_option_names()
     assert "volumes" not in options   # each task adds its own mount

@@ -48,8 +48,53 @@ def test_the_mirror_serves_the_same_digest():
     assert plan["pull_ref"] == "registry.site:5000/vllm/vllm-openai@" + DIGEST
 
 
-@pytest.mark.parametrize("ref", ["vllm/vllm-openai:kimi-k3", "", None, "vllm/vllm-openai@sha256:abc",
-                                 "vllm/vllm-openai:kimi-k3@sha256:" + "AB" * 32])
+@pytest.mark.parametrize("ref", ["vllm/vllm-openai:kimi-k3", "", None, "vllm/vllm-openai"])
 def test_a_reference_without_a_digest_is_refused_with_the_fix(ref):
-    with pytest.raises(ValueError, match=r"is not pinned by digest\. Set it to repo@sha256:<digest>; get the digest"):
+    with pytest.raises(ValueError, match=r"is not pinned by digest \(a tag can move under a running cluster\)\. "
+                                         r"Fix: set it to repo@sha256:<digest>; `docker buildx imagetools inspect"):
         image_ref.pull_plan(ref)
+
+
+@pytest.mark.parametrize("ref,found", [
+    ("vllm/vllm-openai@sha256:xyz", "found 3 characters after sha256: (not hex: 'x', 'y', 'z')"),
+    ("vllm/vllm-openai@sha256:" + "a" * 63, "found 63 characters after sha256:"),
+    ("vllm/vllm-openai@sha256:" + "a" * 65, "found 65 characters after sha256:"),
+    ("vllm/vllm-openai:kimi-k3@sha256:" + "AB" * 32, "found 64 characters after sha256: (uppercase: 'A', 'B')"),
+    ("vllm/vllm-openai@sha512:" + "a" * 64, "which does not start with sha256:"),
+    ("vllm/vllm-openai@" + "a" * 64, "which does not start with sha256:"),
+])
+def test_a_malformed_digest_says_what_was_expected_and_found(ref, found):
+    with pytest.raises(ValueError) as info:
+        image_ref.pull_plan(ref)
+    message = str(info.value)
+    assert "has a malformed digest: expected sha256: and 64 lowercase hex characters after @" in message
+    assert found in message and "not pinned by digest" not in message
+    assert "Fix: copy the whole digest; `docker buildx imagetools inspect vllm/vllm-openai" in message
+
+
+def test_an_uppercase_repository_is_named():
+    with pytest.raises(ValueError, match=r"invalid repository name 'VLLM/vllm-openai'.*e\.g\. vllm/vllm-openai@"):
+        image_ref.pull_plan("VLLM/vllm-openai@" + DIGEST)
+
+
+def test_the_filter_and_the_plan_say_the_same():
+    from ansible_collections.inferops.vllm.plugins.module_utils.cluster import ClusterError
+    from clusters import compile_
+    ref = "vllm/vllm-openai@sha256:xyz"
+    with pytest.raises(ValueError) as filter_info:
+        image_ref.pull_plan(ref)
+    with pytest.raises(ClusterError) as plan_info:
+        compile_(vllm_image=ref)
+    assert plan_info.value.problem in str(filter_info.value) and plan_info.value.fix in str(filter_info.value)
+
+
+@pytest.mark.parametrize("ref,tag,cuda", [
+    ("vllm/vllm-openai:v0.17.0-cu130@" + DIGEST, "v0.17.0-cu130", 13),
+    ("vllm/vllm-openai:latest-cu129@" + DIGEST, "latest-cu129", 12),
+    ("vllm/vllm-openai:cu130-nightly@" + DIGEST, "cu130-nightly", 13),
+    ("127.0.0.1:5000/vllm/vllm-openai@" + DIGEST, "", None),
+    ("vllm/vllm-openai:kimi-k3@" + DIGEST, "kimi-k3", None),
+    ("vllm/vllm-openai:docu130x@" + DIGEST, "docu130x", None),
+])
+def test_the_tag_and_the_cuda_it_names(ref, tag, cuda):
+    assert image_ref.tag(ref) == tag and image_ref.cuda_major(ref) == cuda

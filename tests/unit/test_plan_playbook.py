@@ -56,3 +56,64 @@ def test_bad_input_fails_before_any_host_with_a_clear_message(tmp_path):
     assert "vllm_moe_backend='deep_gemm_mega_moe' (cluster bad)" in out
     assert "Fix:" in out and "Traceback" not in out and "hunter2" not in out
     assert not (tmp_path / "out").exists()
+
+
+def test_wrong_types_are_one_line_each_not_the_argument_spec(tmp_path):
+    inv = tmp_path / "inv"
+    (inv / "group_vars/bad").mkdir(parents=True)
+    (inv / "hosts.yml").write_text("all:\n  children:\n    vllm_clusters:\n      children:\n        bad:\n"
+                                   "    bad:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
+                                   "        gpu-b: {vllm_control_address: 10.0.0.2, vllm_port: http}\n")
+    (inv / "group_vars/bad/vllm.yml").write_text(
+        "vllm_cluster: bad\nvllm_gpu_model: H200\nvllm_fabric: roce\nvllm_max_model_len: lots\n"
+        "vllm_roce_gid_index: three\n")
+    result = run_plan(inv, tmp_path / "out")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    for line in ("vllm_max_model_len='lots' (hosts gpu-a, gpu-b): must be a whole number >= 1. Fix: ",
+                 "vllm_roce_gid_index='three' (hosts gpu-a, gpu-b): must be a whole number from 0 to 255. Fix: ",
+                 "vllm_port='http' (host gpu-b): must be a whole number from 1 to 65535. Fix: "):
+        assert line in out
+    assert "argument_spec_data" not in out and "Traceback" not in out and len(out.splitlines()) < 60
+
+
+def test_the_plan_never_decrypts_a_vaulted_variable_it_does_not_need(tmp_path):
+    """A vault-encrypted vllm_image_registry_password (read by vllm_image, not the plan) and a vaulted
+    vllm_api_key: the plan runs without any vault secret and only notes that the key is set."""
+    password = tmp_path / "vault-pass"
+    password.write_text("not-given-to-the-plan\n")
+    vaulted = subprocess.run([str(Path(sys.executable).parent / "ansible-vault"), "encrypt_string",
+                              "--vault-password-file", str(password), "hunter2", "--name", "x"],
+                             capture_output=True, text=True, check=True).stdout
+    block = vaulted.split("x: ", 1)[1]
+    inv = tmp_path / "inv"
+    (inv / "group_vars/c1").mkdir(parents=True)
+    (inv / "hosts.yml").write_text("all:\n  children:\n    vllm_clusters:\n      children:\n        c1:\n"
+                                   "    c1:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
+                                   "        gpu-b: {vllm_control_address: 10.0.0.2}\n")
+    (inv / "group_vars/c1/vllm.yml").write_text(
+        "vllm_cluster: c1\nvllm_gpu_model: H200\nvllm_fabric: infiniband\n"
+        "vllm_image_registry_password: " + block + "vllm_api_key: " + block)
+    result = run_plan(inv, tmp_path / "out")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    launch = json.loads((tmp_path / "out/c1/gpu-a.json").read_text())
+    assert launch["secret_env"] == {"VLLM_API_KEY": "vllm_api_key"}
+    assert "hunter2" not in result.stdout + result.stderr
+
+
+def test_each_host_takes_its_own_launch_from_the_run_once_plan(tmp_path):
+    """The role's main entry point (as molecule and user playbooks use it): compiled once, then each
+    host's vllm_launch equals its golden launch."""
+    playbook = tmp_path / "take.yml"
+    playbook.write_text("- hosts: vllm_clusters\n  gather_facts: false\n  roles: [inferops.vllm.cluster_plan]\n"
+                        "  tasks:\n    - ansible.builtin.debug: {var: vllm_launch}\n")
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
+    result = subprocess.run([PLAYBOOK, "-i", str(ROOT / "inventories/example-gb300-2rack-ib"), str(playbook)],
+                            cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    tasks = json.loads(result.stdout)["plays"][0]["tasks"]
+    shown = tasks[-1]["hosts"]
+    assert sorted(shown) == ["gb300-a01", "gb300-a02", "gb300-b01", "gb300-b02"]
+    for host, res in shown.items():
+        golden = json.loads((GOLDEN / ("example-gb300-2rack-ib/k3_2rack/%s.json" % host)).read_text())
+        assert res["vllm_launch"] == golden

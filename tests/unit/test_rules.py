@@ -223,8 +223,12 @@ def test_nvlink_refused_on_amd():
 
 
 def test_unknown_gpu_refused():
-    err = refused("unknown or unset GPU model", vllm_gpu_model="A100")
+    err = refused("vllm_gpu_model='A100' (hosts n0, n1): not one of GB300, GB200", vllm_gpu_model="A100")
     assert "GB300" in err.fix
+
+
+def test_unset_gpu_model_refused():
+    refused("unknown or unset GPU model", vllm_gpu_model=None)
 
 
 def test_multi_node_needs_ip_addresses():
@@ -359,6 +363,239 @@ def test_an_image_by_tag_is_refused_before_any_host_is_touched():
     assert err.variable == "vllm_image" and "imagetools inspect vllm/vllm-openai" in str(err)
 
 
+def test_a_malformed_digest_is_refused_with_its_own_message():
+    err = refused("has a malformed digest: expected sha256: and 64 lowercase hex characters after @, found 3 "
+                  "characters after sha256: (not hex: 'x', 'y', 'z')", vllm_image="vllm/vllm-openai@sha256:xyz")
+    assert err.variable == "vllm_image" and "not pinned by digest" not in str(err)
+
+
 def test_an_image_by_digest_or_none_compiles():
     compile_(vllm_image="vllm/vllm-openai@sha256:" + "a" * 64)
     compile_()   # plan.yml works without an image
+
+
+ROCM_IMAGE = "vllm/vllm-openai-rocm@sha256:" + "a" * 64
+CUDA_IMAGE = "vllm/vllm-openai@sha256:" + "a" * 64
+
+
+@pytest.mark.parametrize("gpu", ["GB300", "GB200", "B300", "B200", "H200", "H100"])
+def test_a_rocm_image_on_nvidia_gpus_is_refused(gpu):
+    err = refused("is a ROCm build (its repository vllm/vllm-openai-rocm names rocm) but vllm_gpu_model is %s, "
+                  "an NVIDIA GPU" % gpu, n=1, vllm_gpu_model=gpu, vllm_fabric=None, vllm_image=ROCM_IMAGE)
+    assert err.variable == "vllm_image" and err.value == ROCM_IMAGE
+    assert err.fix == "use a CUDA build for %s, e.g. vllm/vllm-openai@sha256:<digest>" % gpu
+
+
+@pytest.mark.parametrize("gpu", ["MI355X", "MI350X"])
+def test_a_cuda_image_on_amd_gpus_is_refused(gpu):
+    err = refused("is a CUDA build (its repository vllm/vllm-openai has no rocm in its name) but vllm_gpu_model is "
+                  "%s, an AMD GPU" % gpu, n=1, vllm_gpu_model=gpu, vllm_fabric=None,
+                  vllm_image="docker.io/vllm/vllm-openai:v0.32.0@sha256:" + "a" * 64)
+    assert "e.g. vllm/vllm-openai-rocm@sha256:<digest>" in err.fix
+
+
+def test_matching_images_and_the_cpu_lab_pass():
+    compile_(n=1, vllm_gpu_model="MI355X", vllm_fabric=None, vllm_image=ROCM_IMAGE)
+    compile_(n=1, vllm_gpu_model="H200", vllm_fabric=None, vllm_image="nvcr.io/site/vllm:cu130@sha256:" + "a" * 64)
+    compile_(n=1, vllm_profile="cpu_lab", vllm_gpu_model="CPU", vllm_fabric=None,
+             vllm_image="127.0.0.1:5000/inferops/vllm-cpu-lab@sha256:" + "a" * 64)
+
+
+# --- the NVIDIA driver the image needs -----------------------------------------------------
+
+def test_a_driver_branch_below_the_image_cuda_is_refused_naming_the_host():
+    err = refused("the image is a CUDA 13 build (profile kimi_k3) and needs NVIDIA driver branch 580 or newer",
+                  host_overrides={"n1": {"nvidia_driver_branch": "570"}})
+    assert (err.variable, err.value, err.where) == ("nvidia_driver_branch", "570", "host n1")
+    assert err.fix == 'set nvidia_driver_branch: "580" or newer for n1, or use an image built for the older driver'
+
+
+def test_the_image_tag_names_the_cuda_before_the_profile():
+    cu129 = "vllm/vllm-openai:v0.32.0-cu129@sha256:" + "a" * 64
+    compile_(vllm_image=cu129, host_overrides={"n1": {"nvidia_driver_branch": "570"}})
+    refused("CUDA 12 build (its tag v0.32.0-cu129) and needs NVIDIA driver branch 525", vllm_image=cu129,
+            host_overrides={"n1": {"nvidia_driver_branch": 510}})
+
+
+def test_driver_branch_passes_at_the_minimum_and_off_nvidia():
+    compile_(host_overrides={"n0": {"nvidia_driver_branch": "580"}, "n1": {"nvidia_driver_branch": 590}})
+    compile_(vllm_gpu_model="MI355X", host_overrides={"n1": {"nvidia_driver_branch": "570"}})
+    compile_(vllm_profile="generic", vllm_model="org/dense", host_overrides={"n1": {"nvidia_driver_branch": "570"}})
+
+
+def test_a_driver_branch_that_is_not_a_number_is_refused():
+    refused("nvidia_driver_branch='r580' (host n0): not a driver branch number",
+            host_overrides={"n0": {"nvidia_driver_branch": "r580"}})
+
+
+def test_an_invalid_reboot_policy_is_refused_before_any_host():
+    err = refused("nvidia_driver_reboot='yes' (host n1): not one of never, if_needed, always",
+                  host_overrides={"n1": {"nvidia_driver_reboot": "yes"}})
+    assert err.fix == "set one of never, if_needed, always"
+
+
+def test_reboot_choices_match_the_nvidia_driver_argument_spec():
+    from pathlib import Path
+    import yaml
+    from ansible_collections.inferops.vllm.plugins.module_utils import cluster
+    spec = yaml.safe_load((Path(__file__).parents[2] / "roles/nvidia_driver/meta/argument_specs.yml").read_text())
+    options = spec["argument_specs"]["main"]["options"]
+    assert tuple(options["nvidia_driver_reboot"]["choices"]) == cluster.NVIDIA_DRIVER_REBOOT
+    assert set(cluster.DRIVER_VARS) <= set(options)
+
+
+# --- types: one line per wrong value, naming the hosts -------------------------------------
+
+@pytest.mark.parametrize("var,value,allowed", [
+    ("vllm_max_model_len", "lots", "must be a whole number >= 1. Fix: set a whole number >= 1, e.g. 32768"),
+    ("vllm_roce_gid_index", "three", "must be a whole number from 0 to 255. Fix: set a whole number from 0 to 255"),
+    ("vllm_port", 70000, "must be a whole number from 1 to 65535"),
+    ("vllm_gpus_per_node", True, "must be a whole number >= 1"),
+    ("vllm_strategy", "fsdp", "not one of single, dep, dp, tp, tp_pp, tp_dp. Fix: set one of single, dep"),
+    ("vllm_fabric", ["infiniband"], "must be a string. Fix: write a single value, e.g. nvlink"),
+    ("vllm_args", "--max-num-seqs 8", "must be a mapping. Fix: write it as a YAML mapping (name: value)"),
+    ("vllm_container_privileged", "false", "must be true or false. Fix: write true or false, unquoted"),
+    ("vllm_ib_hcas", "mlx5_0", "must be a list of names. Fix: write a YAML list, e.g. [mlx5_0, mlx5_1]"),
+])
+def test_a_wrong_type_is_one_line_naming_host_variable_value_and_fix(var, value, allowed):
+    err = refused("%s=%r (host n1): %s" % (var, value, allowed), host_overrides={"n1": {var: value}})
+    assert "\n" not in str(err) and err.variable == var and err.where == "host n1"
+
+
+def test_every_wrong_value_gets_its_line_and_group_vars_share_one():
+    err = refused("vllm_max_model_len='lots' (hosts n0, n1, n2): must be a whole number", n=3,
+                  vllm_max_model_len="lots", host_overrides={"n2": {"vllm_port": "http"}})
+    lines = str(err).splitlines()
+    assert len(lines) == 2 and lines[1].startswith("vllm_port='http' (host n2): ") and "Fix:" in lines[1]
+
+
+def test_numbers_given_as_strings_are_numbers_and_null_is_unset():
+    out = compile_(vllm_fabric="roce", vllm_strategy="dep", vllm_max_model_len="65536", vllm_roce_gid_index=None,
+                   host_overrides={"n0": {"vllm_port": "8001"}})
+    assert out["n0"]["args"]["max-model-len"] == 65536 and out["n0"]["args"]["port"] == 8001
+    assert out["n1"]["env"]["NCCL_IB_GID_INDEX"] == "3"
+
+
+# --- null drops a profile default, the same way for every flag -----------------------------
+
+def test_null_in_vllm_args_drops_the_profile_moe_backend():
+    kw = dict(vllm_gpu_model="GB300", vllm_fabric="mnnvl", vllm_nvlink_domain="rack1", vllm_strategy="dep")
+    assert compile_(**kw)["n0"]["args"]["moe-backend"] == "deep_gemm_mega_moe"
+    out = compile_(vllm_args={"moe-backend": None}, **kw)
+    assert "moe-backend" not in out["n0"]["args"] and out["n0"]["cluster"]["moe_backend"] is None
+    assert "--moe-backend" not in out["n1"]["argv"] and "moe-backend" not in out["n1"]["config_yaml"]
+
+
+@pytest.mark.parametrize("layer", ["vllm_args", "vllm_site_args"])
+@pytest.mark.parametrize("flag", ["moe-backend", "kv-cache-dtype", "max-model-len", "--moe-backend"])
+def test_null_drops_every_profile_proposed_owned_flag(layer, flag):
+    kw = {"n": 1, "vllm_fabric": None, "vllm_gpu_model": "H200" if "moe" in flag else "B200", layer: {flag: None}}
+    assert flag.lstrip("-") not in compile_(**kw)["n0"]["args"]
+
+
+def test_null_typed_variable_is_the_same_as_unset():
+    unset = compile_(n=1, vllm_fabric=None)
+    assert unset["n0"]["args"]["moe-backend"] == "marlin"    # K3 hopper recipe
+    assert compile_(n=1, vllm_fabric=None, vllm_moe_backend=None) == unset
+
+
+def test_the_typed_variable_still_wins_over_a_null():
+    out = compile_(n=1, vllm_fabric=None, vllm_args={"moe-backend": None}, vllm_moe_backend="triton")
+    assert out["n0"]["args"]["moe-backend"] == "triton"
+
+
+@pytest.mark.parametrize("flag,owner", [("tensor-parallel-size", "vllm_tensor_parallel_size"),
+                                        ("all2all-backend", "vllm_all2all_backend")])
+def test_null_for_a_flag_no_profile_proposes_is_still_refused(flag, owner):
+    err = refused("set by the launch compiler", vllm_strategy="dep", vllm_args={flag: None})
+    assert owner in err.fix
+
+
+def test_a_value_for_a_droppable_flag_points_to_its_variable_and_to_null():
+    err = refused("set by the launch compiler", vllm_args={"moe-backend": "marlin"})
+    assert err.fix == "set vllm_moe_backend instead: each setting has one place (null here drops the profile's value)"
+
+
+# --- one cluster across NVLink domains (racks joined by InfiniBand/RoCE) ---------------------
+
+TWO_RACKS = {"n0": {"vllm_nvlink_domain": "rack_a"}, "n1": {"vllm_nvlink_domain": "rack_a"},
+             "n2": {"vllm_nvlink_domain": "rack_b"}, "n3": {"vllm_nvlink_domain": "rack_b"}}
+GB300_DEP = dict(vllm_gpu_model="GB300", vllm_strategy="dep")
+
+
+def test_racks_over_infiniband_pick_deepep_v2_and_no_mega_moe():
+    out = compile_(4, TWO_RACKS, **GB300_DEP)
+    args = out["n3"]["args"]
+    assert args["all2all-backend"] == "deepep_v2" and "moe-backend" not in args
+    assert args["data-parallel-size"] == 16 and args["data-parallel-start-rank"] == 12
+    assert out["n0"]["cluster"]["nvlink_domains"] == {"rack_a": ["n0", "n1"], "rack_b": ["n2", "n3"]}
+
+
+def test_racks_over_infiniband_keep_mnnvl_inside_each_rack_and_rdma_between():
+    out = compile_(4, TWO_RACKS, **GB300_DEP)["n2"]
+    assert out["env"]["NCCL_MNNVL_ENABLE"] == "1" and out["env"]["NCCL_IB_HCA"] == "=mlx5_0"
+    devices = out["container"]["devices"]
+    assert "/dev/infiniband:/dev/infiniband" in devices
+    assert any("imex-channels/channel0" in d for d in devices)
+
+
+def test_racks_over_roce_add_the_gid_index():
+    out = compile_(4, TWO_RACKS, vllm_fabric="roce", **GB300_DEP)["n1"]
+    assert out["env"]["NCCL_IB_GID_INDEX"] == "3" and out["args"]["all2all-backend"] == "deepep_v2"
+
+
+def test_one_rack_summary_has_no_domain_map():
+    out = compile_(vllm_fabric="mnnvl", vllm_nvlink_domain="rack1", **GB300_DEP)
+    assert "nvlink_domains" not in out["n0"]["cluster"]
+
+
+def test_user_mega_moe_across_racks_names_the_variable_and_the_racks():
+    err = refused("span NVLink domains rack_a, rack_b joined by infiniband", 4, TWO_RACKS,
+                  vllm_moe_backend="deep_gemm_mega_moe", **GB300_DEP)
+    assert err.variable == "vllm_moe_backend" and "profile" not in str(err)
+
+
+def test_nvlink_all2all_across_racks_is_refused():
+    err = refused("needs one NVLink domain but the 4 nodes span NVLink domains rack_a, rack_b", 4, TWO_RACKS,
+                  vllm_all2all_backend="flashinfer_nvlink_one_sided", **GB300_DEP)
+    assert err.variable == "vllm_all2all_backend" and "deepep_v2" in err.fix
+
+
+def test_amd_across_domains_is_refused_as_no_mnnvl():
+    refused("MI355X cannot join a multi-node NVLink domain", 4, TWO_RACKS, vllm_gpu_model="MI355X",
+            vllm_strategy="dep")
+
+
+def test_mnnvl_fabric_over_two_racks_is_refused():
+    err = refused("vllm_fabric is mnnvl but the hosts sit in 2 NVLink domains", 4, TWO_RACKS, vllm_fabric="mnnvl",
+                  **GB300_DEP)
+    assert err.variable == "vllm_nvlink_domain" and "infiniband" in err.fix
+
+
+def test_mnnvl_fabric_with_a_host_outside_any_domain_names_it():
+    err = refused("must sit in one NVLink domain", 2, {"n0": {"vllm_nvlink_domain": "r1"}}, vllm_fabric="mnnvl",
+                  **GB300_DEP)
+    assert err.where == "hosts n1 of cluster c1"
+
+
+def test_racks_with_a_host_missing_its_domain_are_refused():
+    err = refused("set on some hosts but not on these", 3, {"n0": {"vllm_nvlink_domain": "a"},
+                                                             "n1": {"vllm_nvlink_domain": "b"}}, **GB300_DEP)
+    assert err.variable == "vllm_nvlink_domain" and "n2" in err.where
+
+
+def test_one_rack_over_infiniband_asks_for_mnnvl():
+    err = refused("every host sits in NVLink domain r1, so no traffic crosses infiniband", vllm_nvlink_domain="r1",
+                  **GB300_DEP)
+    assert err.variable == "vllm_fabric" and "mnnvl" in err.fix
+
+
+def test_racks_over_ethernet_are_refused():
+    err = refused("cannot join them", 4, TWO_RACKS, vllm_fabric="ethernet", **GB300_DEP)
+    assert err.variable == "vllm_fabric"
+
+
+def test_the_profile_proposes_mega_moe_only_inside_one_domain():
+    from ansible_collections.inferops.vllm.plugins.module_utils.profiles import kimi_k3
+    layer = kimi_k3.PROFILE["strategy"]["dep"]["gpu"]["GB300"]
+    assert layer["args"]["moe-backend"] == "deep_gemm_mega_moe" and layer["traffic"] == ["nvlink"]

@@ -12,6 +12,7 @@ PROFILE = {
     "served_model_name": "kimi-k2.5",
     "moe": True,
     "weights": "int4",
+    "cuda": 13,   # the recipe's NVIDIA images: vllm/vllm-openai:v0.17.0-cu130 (and -aarch64-cu130)
     "args": {
         "trust-remote-code": True,
         "mm-encoder-tp-mode": "data",

@@ -5,7 +5,10 @@
 
 from __future__ import annotations
 
-_MNNVL_DEP = {"args": {"moe-backend": "deep_gemm_mega_moe"}}
+# Recipe: "Recommend deep_gemm_mega_moe for DEP deployments with cross-node NVLink e.g. GB200 and
+# GB300 ... not compatible with cross-node RDMA": proposed only when every rank shares one NVLink
+# domain (traffic nvlink), never for racks joined by InfiniBand/RoCE.
+_MNNVL_DEP = {"args": {"moe-backend": "deep_gemm_mega_moe"}, "traffic": ["nvlink"]}
 
 PROFILE = {
     "description": "Kimi K3 recipe defaults per hardware family",
@@ -14,6 +17,7 @@ PROFILE = {
     "served_model_name": "kimi-k3",
     "moe": True,
     "weights": "mxfp4",
+    "cuda": 13,   # the guide: vllm/vllm-openai:kimi-k3 is a "CUDA 13 (cu130) build only"
     "args": {
         "trust-remote-code": True,
         "gpu-memory-utilization": 0.95,
@@ -77,7 +81,7 @@ PROFILE = {
         },
     },
     "strategy": {
-        # DeepGEMM MegaMoE across the NVL72 domain (recipe: GB200/GB300 only)
+        # DeepGEMM MegaMoE inside one NVL72 domain (recipe: GB200/GB300 only)
         "dep": {"gpu": {"GB200": _MNNVL_DEP, "GB300": _MNNVL_DEP}},
         # "Plain TP, NOT TEP"
         "tp_pp": {
