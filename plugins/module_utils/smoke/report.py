@@ -117,7 +117,8 @@ def markdown(report: Dict[str, Any]) -> str:
     if report.get("stopped"):
         lines += ["**The run stopped early:** %s" % report["stopped"], ""]
     lines += ["## Environment", "", "| item | value |", "|---|---|"]
-    lines += ["| %s | %s |" % (k, v) for k, v in env.items()]
+    lines += ["| %s | %s |" % (k, "; ".join("%s: %s" % kv for kv in v.items()) if isinstance(v, dict) else v)
+              for k, v in env.items()]
     lanes = report["tool_calls"].get("lanes") or []
     if lanes:
         lines += ["", "## Tool calls", "",
