@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """How long plan.yml (and site.yml's plan play) takes on a generated fleet, against the floor: a
 one-task debug play on the same inventory. Interleaved rounds, median wall times, ratios.
 Prints figures, never pass/fail.
@@ -97,7 +96,7 @@ def main() -> None:
                 "site_plan": (str(site_plan),),
             }
             times = {k: [] for k in cases}
-            for _ in range(opts.rounds):
+            for _round in range(opts.rounds):
                 for name, args in cases.items():   # interleaved: load drifts hit every case alike
                     shutil.rmtree(out, ignore_errors=True)
                     times[name].append(run(inv, *args))

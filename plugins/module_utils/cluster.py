@@ -261,8 +261,8 @@ def _type_problem(spec: VarType, value: Any) -> Optional[Tuple[str, str]]:
             (int(value) if isinstance(value, str) and value.strip().isdigit() else None)
         top = spec.maximum
         if number is None or number < spec.minimum or (top is not None and number > top):
-            allowed = "a whole number %s" % ("from %d to %d" % (spec.minimum, top) if top is not None
-                                              else ">= %d" % spec.minimum)
+            bounds = "from %d to %d" % (spec.minimum, top) if top is not None else ">= %d" % spec.minimum
+            allowed = "a whole number %s" % bounds
             example = spec.example if spec.example is not None else spec.minimum
             return "must be " + allowed, "set %s, e.g. %s" % (allowed, example)
         return None

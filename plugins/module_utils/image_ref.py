@@ -54,6 +54,7 @@ def pin_problem(ref: Optional[str]) -> Optional[Tuple[str, str]]:
     return ("has an invalid repository name %r (lowercase letters, digits and . _ - / : only)" % name,
             "write the repository in lowercase, e.g. %s@%s" % (name.lower(), digest))
 
+
 # Docker Hub's names for itself, and the URL docker (and community.docker.docker_login) logs in to
 DOCKER_HUB = "docker.io"
 DOCKER_HUB_ALIASES = ("docker.io", "index.docker.io", "registry-1.docker.io")

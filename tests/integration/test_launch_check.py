@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from ansible_collections.inferops.vllm.plugins.module_utils import cluster, launch, launch_check, vllm_surface_0_32_0
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -579,8 +579,8 @@ def test_mnnvl_fabric_with_a_host_outside_any_domain_names_it():
 
 
 def test_racks_with_a_host_missing_its_domain_are_refused():
-    err = refused("set on some hosts but not on these", 3, {"n0": {"vllm_nvlink_domain": "a"},
-                                                             "n1": {"vllm_nvlink_domain": "b"}}, **GB300_DEP)
+    domains = {"n0": {"vllm_nvlink_domain": "a"}, "n1": {"vllm_nvlink_domain": "b"}}
+    err = refused("set on some hosts but not on these", 3, domains, **GB300_DEP)
     assert err.variable == "vllm_nvlink_domain" and "n2" in err.where
 
 
