@@ -30,10 +30,12 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(checked) (vLLM's parser could be imported), C(ok), C(version) (vLLM's), C(error) and C(flags)
-    (the flags or environment variables the error names).
+  description: C(checked) (vLLM's parser could be imported), C(ok), C(version) (vLLM's), C(build) (what the
+    image's torch was built for, C(cuda), C(rocm) or C(cpu)), C(error) and C(flags) (the flags or environment
+    variables the error names).
   type: dict
-  sample: {checked: true, ok: false, version: 0.32.0, error: "unrecognized arguments: --moe-backend", flags: [--moe-backend]}
+  sample: {checked: true, ok: false, version: 0.32.0, build: cuda, error: "unrecognized arguments: --moe-backend",
+           flags: [--moe-backend]}
 """
 
 

@@ -35,7 +35,8 @@ def check(node_launch):
 def test_the_lab_launch_is_accepted_by_the_images_vllm():
     for node_launch in lab_launches().values():
         verdict = check(node_launch)
-        assert verdict == {"checked": True, "ok": True, "version": "0.32.0", "error": "", "flags": []}, verdict
+        assert verdict == {"checked": True, "ok": True, "version": "0.32.0", "error": "", "flags": [],
+                           "build": "cpu"}, verdict
 
 
 def test_a_flag_only_the_compiler_knows_is_rejected(monkeypatch):

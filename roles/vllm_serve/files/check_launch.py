@@ -4,7 +4,9 @@
 """Runs inside the pinned vLLM image (its own python3), before the node's
 container starts: vLLM's own `vllm serve` parser and post-parse validators
 read the node's exact argv and config file. Prints one JSON line and exits 0:
-{"checked": bool, "ok": bool, "version": str, "error": str, "flags": [...]}.
+{"checked": bool, "ok": bool, "version": str, "build": "cuda"|"rocm"|"cpu",
+"error": str, "flags": [...]}: `build` is what the image's torch was built for, so the
+role can refuse a ROCm image on NVIDIA GPUs by its contents, not only by its name.
 
 Input: the launch as JSON in the INFEROPS_LAUNCH environment variable
 ({"argv": [...], "config_yaml": "...", "env": [names]}). Stdlib and vllm only."""
@@ -33,6 +35,19 @@ class Rejected(Exception):
     pass
 
 
+def build():
+    """What the image's torch was built for: rocm, cuda or cpu (None without torch)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if getattr(torch.version, "hip", None):
+        return "rocm"
+    if getattr(torch.version, "cuda", None):
+        return "cuda"
+    return "cpu"
+
+
 def check(launch):
     try:
         import vllm
@@ -44,7 +59,8 @@ def check(launch):
         def error(self, message):
             raise Rejected(message)
 
-    out = {"checked": True, "ok": False, "version": getattr(vllm, "__version__", None), "error": "", "flags": []}
+    out = {"checked": True, "ok": False, "version": getattr(vllm, "__version__", None), "error": "", "flags": [],
+           "build": build()}
     parser = make_arg_parser(Parser(prog="vllm serve"))
     try:
         explicit = parser.parse_args(list(launch["argv"]))
