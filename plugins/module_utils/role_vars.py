@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The other roles' variables, checked once on the controller in the plan: each host's inventory
 value against the role's argument spec (type, list elements, choices), with Ansible's own type
-conversions (so nothing Ansible would accept is refused), one line per wrong value instead of the
-role's failure on the hosts (after earlier roles changed them) with a dump of the spec."""
+conversions (so nothing Ansible would accept is refused, but for a mapping or list given for a string
+or path, which Ansible would turn into its repr), one line per wrong value instead of the role's
+failure on the hosts (after earlier roles changed them) with a dump of the spec."""
 
 from __future__ import annotations
 
