@@ -11,11 +11,15 @@ import json
 import os
 import tempfile
 
+import yaml
+
 from ansible import constants as C
-from ansible.errors import AnsibleUndefinedVariable
+from ansible.errors import AnsibleError, AnsibleUndefinedVariable
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.inferops.vllm.plugins.module_utils.cluster import SECRET_ENV, ClusterError
+from ansible_collections.inferops.vllm.plugins.module_utils import role_vars
+from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (
+    DRIVER_VARS, SECRET_ENV, VAR_TYPES, ClusterError)
 from ansible_collections.inferops.vllm.plugins.module_utils.plan import READ_NAMES, cluster_name_of, compile_cluster
 from ansible_collections.inferops.vllm.plugins.module_utils.render import docker_run_command
 
@@ -23,6 +27,42 @@ from ansible_collections.inferops.vllm.plugins.module_utils.render import docker
 SECRET_VARS = frozenset(SECRET_ENV.values())
 # Needed later by other roles, not by the plan: an example inventory may leave them required.
 PLAN_OPTIONAL = frozenset({"vllm_image"})
+# The roles playbooks/site.yml runs after the plan (tests/unit/test_site_role_vars.py keeps this in step):
+# their inventory variables are checked here, before any host is contacted.
+SITE_ROLES = ("preflight", "nvidia_driver", "rocm", "container_runtime", "vllm_image", "fabric_check",
+              "vllm_serve", "smoke_test")
+ROLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles")
+_ROLE_OPTIONS = {}
+
+
+def role_options():
+    """{variable: (role, option)} from the main entry point of every role site.yml runs, read once per
+    process. Left out: what the plan checks itself (VAR_TYPES, the driver checks, with their own
+    messages) and secrets (no_log, SECRET_ENV): never read, so never decrypted nor shown."""
+    if not _ROLE_OPTIONS:
+        for role in SITE_ROLES:
+            with open(os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml"), encoding="utf-8") as handle:
+                spec = yaml.safe_load(handle)["argument_specs"]["main"]
+            for name, option in (spec.get("options") or {}).items():
+                if name in VAR_TYPES or name in DRIVER_VARS or name in SECRET_VARS or option.get("no_log"):
+                    continue
+                _ROLE_OPTIONS.setdefault(name, (role, option))
+    return _ROLE_OPTIONS
+
+
+def set_role_vars(hvars, options):
+    """The role variables a host sets in the inventory (or -e), templated by Ansible on read; one whose
+    template cannot be resolved yet (it needs facts or another play's variables) is skipped and left to
+    its role. Role defaults are not in hostvars, so only what the user set is checked."""
+    out = {}
+    for name in options:
+        if name not in hvars:
+            continue
+        try:
+            out[name] = hvars[name]
+        except AnsibleError:
+            continue
+    return out
 
 
 def _write(path, text, mode, check):
@@ -97,13 +137,20 @@ class ActionModule(ActionBase):
         output_dir = args["output_dir"] or ""
         notes = []
         read = {}
+        looked_up = {}
+
+        def vars_of(name):
+            # hostvars[name] gathers the host's variables anew on each lookup: once per host
+            if name not in looked_up:
+                looked_up[name] = hostvars[name]
+            return looked_up[name]
 
         def host_vars(name):
             if name in read:
                 return read[name]
-            hvars = hostvars[name]
+            hvars = vars_of(name)
             out = {}
-            for key in READ_NAMES:   # only what the plan checks: no other variable is templated or decrypted
+            for key in READ_NAMES:   # only what the plan checks (and role_options()): nothing else is templated
                 if key not in hvars:
                     continue
                 if key in SECRET_VARS:
@@ -127,16 +174,21 @@ class ActionModule(ActionBase):
             if name not in owners:
                 try:
                     owners[name] = read[name].get("vllm_cluster") if name in read else \
-                        hostvars[name].get("vllm_cluster")
+                        vars_of(name).get("vllm_cluster")
                 except AnsibleUndefinedVariable:
                     owners[name] = None
             return owners[name]
 
+        # every role variable the hosts set, checked before the plan: all wrong values in one failure
+        options = role_options()
+        play_hosts = task_vars.get("ansible_play_batch") or [task_vars["inventory_hostname"]]
+        lines = role_vars.check(options, ((host, set_role_vars(vars_of(host), options)) for host in play_hosts))
+        variable = lines[0].split("=", 1)[0] if lines else None
         launches = {}
         warnings = []
         try:
             # the hosts of this play (or serial batch); each of their clusters is compiled whole, once
-            for host in task_vars.get("ansible_play_batch") or [task_vars["inventory_hostname"]]:
+            for host in play_hosts:
                 if host in launches:
                     continue
                 del notes[:]
@@ -147,9 +199,12 @@ class ActionModule(ActionBase):
                 warnings += summary["warnings"]
                 launches.update(compiled)
         except ClusterError as exc:
+            lines = str(exc).splitlines() + lines
+            variable = exc.variable
+        if lines:
             # one line per refusal (ClusterErrors carries several), never a traceback or a spec dump
-            result.update(failed=True, variable=exc.variable,
-                          msg="\n".join("inferops.vllm launch plan: %s" % line for line in str(exc).splitlines()))
+            result.update(failed=True, variable=variable,
+                          msg="\n".join("inferops.vllm launch plan: %s" % line for line in lines))
             return result
         changed = write_review(output_dir, launches, self._task.check_mode) if output_dir else 0
         result.update(changed=bool(changed), stash=stash(launches), warnings=warnings,
