@@ -52,6 +52,10 @@ case $ACTION in
     log "smoke play: $((SECONDS - smoke_start)) s; report: $REPORTS/lab/smoke.md"
     cat "$REPORTS/lab/smoke.md"
     if [[ $ACTION == test ]]; then
+      # the image record carries the vLLM version that vllm_image read in the pulled image
+      record=$(docker exec lab-node1 cat /var/lib/inferops-vllm/image.json)
+      grep -q '"vllm_version": "0.32.0"' <<<"$record" || die "lab-node1's image record lacks the image's vLLM version: $record"
+      log "image record: $(tr -d '\n' <<<"$record")"
       recap=$(ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke | tee -a "$LOG_DIR/lab-rerun.log" |
               sed -n '/^PLAY RECAP/,$p')
       echo "$recap"
