@@ -9,6 +9,8 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ansible_collections.inferops.vllm.plugins.module_utils.smoke import capacity
+
 DEFINITIONS = {
     "ttft_s": "time to first token: request sent -> first chunk with content, reasoning or a tool call",
     "ttft_chunk_s": "time to first chunk: request sent -> first streamed chunk with a choice, even one without text "
@@ -29,22 +31,13 @@ DEFINITIONS = {
 
 
 def cache_facts(server: Dict[str, Any], max_model_len: Optional[int]) -> Dict[str, Any]:
-    """The cache facts that matter, from vllm:cache_config_info."""
+    """The cache facts that matter, from vllm:cache_config_info (read as the capacity curve reads it)."""
     info = server.get("cache_config") or {}
-
-    def num(key):
-        try:
-            return float(info[key])
-        except (KeyError, TypeError, ValueError):
-            return None
-    blocks, block_size = num("num_gpu_blocks"), num("block_size")
-    tokens = num("kv_cache_size_tokens")
-    if tokens is None and blocks is not None and block_size is not None:
-        tokens = blocks * block_size
-    concurrency = num("kv_cache_max_concurrency")
+    cap = capacity.from_cache_config(info)
+    tokens, concurrency = cap["kv_cache_tokens"], cap["max_concurrency"]
     if concurrency is None and tokens and max_model_len:
         concurrency = tokens / max_model_len
-    return {"block_size": int(block_size) if block_size else None, "kv_cache_dtype": info.get("cache_dtype"),
+    return {"block_size": int(cap["block_size"]) if cap["block_size"] else None, "kv_cache_dtype": info.get("cache_dtype"),
             "kv_capacity_tokens": int(tokens) if tokens else None,
             "max_concurrency": round(concurrency, 2) if concurrency else None, "max_model_len": max_model_len}
 
