@@ -158,6 +158,9 @@ class FaultServer(ThreadingHTTPServer):
         super().shutdown()
         self.server_close()
 
+    def __exit__(self, *exc):   # `with start(...) as server:` ends hung requests and stops serving
+        self.shutdown()
+
     @property
     def url(self):
         return "http://127.0.0.1:%d" % self.server_address[1]

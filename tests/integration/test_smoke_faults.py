@@ -69,11 +69,8 @@ def test_a_cut_stream_is_a_transport_failure_with_what_arrived(server, client):
 
 
 def test_thirty_percent_first_attempt_failures_fail_the_verdict():
-    flaky = fault_server.start(rate=0.3, rate_fault="empty_tool_calls", seed=7)
-    try:
+    with fault_server.start(rate=0.3, rate_fault="empty_tool_calls", seed=7) as flaky:
         full = smoke(flaky.url, ["tools"])
-    finally:
-        flaky.shutdown()
     lanes = full["tool_calls"]["lanes"]
     assert len(lanes) == 4 and all(st["requests"] == 20 for st in lanes)
     share = sum(st["requests"] - st["first_ok"] for st in lanes) / 80
@@ -89,11 +86,8 @@ def test_thirty_percent_first_attempt_failures_fail_the_verdict():
 
 
 def test_flaky_within_the_thresholds_passes_with_warning_rows():
-    flaky = fault_server.start(rate=0.05, rate_fault="marker_leak", seed=3)
-    try:
+    with fault_server.start(rate=0.05, rate_fault="marker_leak", seed=3) as flaky:
         full = smoke(flaky.url, ["tools"])
-    finally:
-        flaky.shutdown()
     failures = [st["requests"] - st["first_ok"] for st in full["tool_calls"]["lanes"]]
     print("first-attempt failures per lane", failures)
     assert sum(failures) >= 1 and max(failures) <= 1          # seed 3: within 95 % in every lane
@@ -104,14 +98,11 @@ def test_flaky_within_the_thresholds_passes_with_warning_rows():
 
 
 def test_reasks_keep_the_conversation():
-    srv = fault_server.start()
-    cases = [{"prompt": "Weather in Paris? fault:empty_tool_calls", "expect": {"city": "Paris"}},
-             {"prompt": "Weather in Paris? fault:wrong_arguments", "expect": {"city": "Paris"}}]
-    try:
+    with fault_server.start() as srv:
+        cases = [{"prompt": "Weather in Paris? fault:empty_tool_calls", "expect": {"city": "Paris"}},
+                 {"prompt": "Weather in Paris? fault:wrong_arguments", "expect": {"city": "Paris"}}]
         smoke(srv.url, ["tools"], tool_choices=["auto"], tool_trials=2, tool_cases=cases, tool_concurrency=1)
         reasks = [r["messages"] for r in srv.RequestHandlerClass.requests if len(r["messages"]) > 1]
-    finally:
-        srv.shutdown()
     no_call = [m for m in reasks if m[-1]["role"] == "user"]
     with_call = [m for m in reasks if m[-1]["role"] == "tool"]
     assert no_call and with_call
@@ -132,12 +123,9 @@ def test_no_reask_after_a_transport_error(server):
 
 
 def test_a_hung_engine_fails_within_two_minutes_by_default():
-    hung = fault_server.start(fault="hang")
-    began = time.monotonic()
-    try:
+    with fault_server.start(fault="hang") as hung:
+        began = time.monotonic()
         full = smoke(hung.url, ["text", "vision", "long_context", "tools", "load"])
-    finally:
-        hung.shutdown()
     took = time.monotonic() - began
     print("hung engine: verdict after %.1f s: %s" % (took, full["stopped"]))
     assert took < 120 and not full["passed"] and not full["suites"]
@@ -146,14 +134,11 @@ def test_a_hung_engine_fails_within_two_minutes_by_default():
 
 
 def test_a_hang_in_the_middle_of_a_suite_stops_at_its_deadline():
-    srv = fault_server.start()
-    began = time.monotonic()
-    try:
+    with fault_server.start() as srv:
+        began = time.monotonic()
         full = smoke(srv.url, ["tools", "load"], tool_choices=["auto"], tool_trials=4,
                      tool_cases=[{"prompt": "Weather in Paris? fault:hang"}],
                      timeouts={"first_byte": 2, "suite": 5})
-    finally:
-        srv.shutdown()
     took = time.monotonic() - began
     print("tool requests hang: tools and load done after %.1f s" % took)
     assert took < 20 and not full["passed"]
@@ -175,22 +160,16 @@ def test_load_rejects_junk(server):
 
 
 def test_dead_engine_behind_a_healthy_health_endpoint(server):
-    dead = fault_server.start(fault="dead_engine")
-    try:
+    with fault_server.start(fault="dead_engine") as dead:
         result = probe(dead.url, fault_server.MODEL)
         full = smoke(dead.url, ["text"])
-    finally:
-        dead.shutdown()
     assert not result["ready"] and result["stage"] == "generation" and "500" in result["detail"]
     assert "/health 200 but the generation failed (chat completion answered 500" in full["stopped"]
 
 
 def test_garbage_tokens_fail_the_health_gate():
-    garbage = fault_server.start(fault="garbage")
-    try:
+    with fault_server.start(fault="garbage") as garbage:
         result = probe(garbage.url, fault_server.MODEL)
-    finally:
-        garbage.shutdown()
     assert not result["ready"] and "repeats one" in result["detail"]
 
 
