@@ -327,6 +327,10 @@ def _compile_node(cluster: Cluster, node: Node) -> Tuple[Dict[str, Any], Dict[st
         if value is False and cluster.surface.negation("--" + flag) is None:
             continue
         args[flag] = value
+    if args.get("headless"):
+        # a headless node starts no API server, and vLLM refuses the flag there
+        # ("--api-server-count=1 cannot be used with --headless", serve.py)
+        args.pop("api-server-count", None)
     return args, _node_env(cluster, node, env)
 
 

@@ -10,9 +10,11 @@ per resource. Plain Python: the module passes a `run(argv) -> (rc, out, err)`.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
+import re
 import stat
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
@@ -108,12 +110,27 @@ def parse_image_inspect(out: str) -> dict:
     return {"present": True, "id": image.get("Id"), "repo_digests": image.get("RepoDigests") or []}
 
 
+def docker_time(stamp: Optional[str]) -> Optional[float]:
+    """Docker's RFC 3339 time with nanoseconds ('2026-11-30T19:01:09.123456789Z') as epoch
+    seconds; None for a container that never started ('0001-01-01T00:00:00Z')."""
+    match = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$", stamp or "")
+    if not match or match.group(1).startswith("0001-"):
+        return None
+    zone = "+00:00" if match.group(3) == "Z" else match.group(3)
+    whole = datetime.datetime.fromisoformat(match.group(1) + zone).timestamp()
+    return round(whole + float("0." + (match.group(2) or "0")), 3)
+
+
 def parse_container_inspect(out: str) -> dict:
     container = json.loads(out)[0]
     state = container.get("State") or {}
     return {"exists": True, "running": bool(state.get("Running")) and not state.get("Restarting"),
             "status": state.get("Status"), "image": (container.get("Config") or {}).get("Image"),
-            "labels": (container.get("Config") or {}).get("Labels") or {}}
+            "labels": (container.get("Config") or {}).get("Labels") or {},
+            # when its process last started (by anyone: Ansible, a restart policy, a reboot), and
+            # how often docker's restart policy restarted it: the group check compares members by these
+            "started_at": docker_time(state.get("StartedAt")), "restart_count": container.get("RestartCount", 0),
+            "exit_code": state.get("ExitCode")}
 
 
 def images(refs: List[str], run: Runner, docker: Optional[str]) -> Dict[str, dict]:
@@ -129,7 +146,8 @@ def containers(names: List[str], run: Runner, docker: Optional[str]) -> Dict[str
     for name in names:
         rc, out, _err = run([docker, "container", "inspect", name]) if docker else (1, "", "")
         found[name] = (parse_container_inspect(out) if rc == 0
-                       else {"exists": False, "running": False, "status": None, "image": None, "labels": {}})
+                       else {"exists": False, "running": False, "status": None, "image": None, "labels": {},
+                          "started_at": None, "restart_count": 0, "exit_code": None})
     return found
 
 

@@ -97,7 +97,9 @@ images:
       id: "sha256:1111111111111111111111111111111111111111111111111111111111111111"
       repo_digests: ["vllm/vllm-openai@sha256:0000000000000000000000000000000000000000000000000000000000000000"]
 containers:
-  description: Per name, C(exists), C(running), C(status), C(image) and C(labels).
+  description: >-
+    Per name, C(exists), C(running), C(status), C(image), C(labels), C(started_at) (epoch seconds of the last
+    start, by anyone), C(restart_count) (restarts by docker's restart policy) and C(exit_code).
   returned: always
   type: dict
   sample:
@@ -107,6 +109,9 @@ containers:
       status: running
       image: "sha256:1111111111111111111111111111111111111111111111111111111111111111"
       labels: {inferops.vllm.launch: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08}
+      started_at: 1796065269.123
+      restart_count: 0
+      exit_code: 0
 """
 
 from ansible.module_utils.basic import AnsibleModule

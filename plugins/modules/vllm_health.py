@@ -13,7 +13,10 @@ description:
     short greedy chat completion whose content must be real text (not empty, not one repeated token).
   - Returns after at most O(wait) seconds with C(ready) and the stage reached, so a caller can retry it with
     C(until) and show progress during a long model load. With O(container) set, the container's last log lines
-    come back too.
+    come back too, and a container that stops or restarts during the call ends it at once with C(crashed): a
+    vLLM that cannot start fails in seconds instead of after the whole load timeout.
+  - O(concurrency) sends that many probes at once; all must pass. A data-parallel head spreads them over its
+    engines, so a rank that hangs (a lost follower) shows as a timed-out request.
 version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 options:
@@ -40,8 +43,16 @@ options:
     description: Also run the short greedy generation check.
     type: bool
     default: true
+  timeout:
+    description: Seconds each request may take.
+    type: int
+    default: 30
+  concurrency:
+    description: Probes sent at once in each poll; all must pass.
+    type: int
+    default: 1
   container:
-    description: Docker container whose last log lines to return.
+    description: Docker container whose last log lines to return, and whose stop or restart ends the wait.
     type: str
   log_lines:
     description: How many log lines to return.
@@ -89,6 +100,11 @@ content:
   type: str
   returned: when the generation ran
   sample: The capital of France is Paris.
+crashed:
+  description: The O(container) stopped or restarted during the call (its start time changed).
+  type: bool
+  returned: always
+  sample: false
 elapsed:
   description: Seconds spent in this call.
   type: float
@@ -103,10 +119,31 @@ log_tail:
 """
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.vllm.plugins.module_utils.health import probe
+from ansible_collections.inferops.vllm.plugins.module_utils.node_state import parse_container_inspect
+
+
+def probe_all(p):
+    """`concurrency` probes at once; the first failure (or the last success) is the answer."""
+    if p["concurrency"] <= 1:
+        return probe(p["url"], p["served_model_name"], p["api_key"], timeout=p["timeout"], generate=p["check_generation"])
+    with ThreadPoolExecutor(max_workers=p["concurrency"]) as pool:
+        results = list(pool.map(lambda _n: probe(p["url"], p["served_model_name"], p["api_key"], timeout=p["timeout"],
+                                                 generate=p["check_generation"]), range(p["concurrency"])))
+    failed = [result for result in results if not result["ready"]]
+    if not failed:
+        return results[-1]
+    failed[0]["detail"] = "%d of %d probes failed; %s" % (len(failed), len(results), failed[0]["detail"])
+    return failed[0]
+
+
+def container_state(module, docker, name):
+    rc, out, _err = module.run_command([docker, "container", "inspect", name])
+    return parse_container_inspect(out) if rc == 0 else {"exists": False, "running": False, "status": "absent"}
 
 
 def main():
@@ -117,19 +154,30 @@ def main():
         "wait": {"type": "int", "default": 60},
         "interval": {"type": "int", "default": 5},
         "check_generation": {"type": "bool", "default": True},
+        "timeout": {"type": "int", "default": 30},
+        "concurrency": {"type": "int", "default": 1},
         "container": {"type": "str"},
         "log_lines": {"type": "int", "default": 30},
     }, supports_check_mode=True)
     p = module.params
     start = time.monotonic()
+    docker = module.get_bin_path("docker") if p["container"] else None
+    first = container_state(module, docker, p["container"]) if docker else None
     while True:
-        result = probe(p["url"], p["served_model_name"], p["api_key"], timeout=30, generate=p["check_generation"])
+        result = probe_all(p)
+        result["crashed"] = False
+        if docker and not result["ready"]:
+            now = container_state(module, docker, p["container"])
+            if not now["running"] or now.get("started_at") != first.get("started_at"):
+                result.update(crashed=True, detail="container %s %s (exit code %s) while vLLM was loading: %s" % (
+                    p["container"], "restarted" if now["running"] else now.get("status") or "stopped",
+                    now.get("exit_code"), result["detail"]))
+                break
         if result["ready"] or time.monotonic() - start + p["interval"] > p["wait"]:
             break
         time.sleep(p["interval"])
     result["elapsed"] = round(time.monotonic() - start, 1)
     if p["container"]:
-        docker = module.get_bin_path("docker")
         if docker:
             _rc, out, err = module.run_command([docker, "logs", "--tail", str(p["log_lines"]), p["container"]])
             result["log_tail"] = (out + err).splitlines()[-p["log_lines"]:]

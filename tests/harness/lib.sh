@@ -142,6 +142,18 @@ build_lab_image() {
   docker tag "$tag" "$LAB_IMAGE"
 }
 
+# Two more lab images for the day-two tests: the same vLLM under another digest (an
+# upgrade target), and one whose vllm cannot start (an upgrade that must roll back).
+build_lab_variants() {
+  printf 'FROM %s\nLABEL org.inferops.variant=upgrade\n' "$LAB_IMAGE" \
+    | docker build -q --network none -t local/inferops-lab-vllm:upgrade - >/dev/null
+  docker build -q --network none -t local/inferops-lab-vllm:broken - >/dev/null <<EOF
+FROM $LAB_IMAGE
+LABEL org.inferops.variant=broken
+RUN printf '#!/bin/sh\\necho "vllm: this build cannot start (inferops lab fault)" >&2\\nexit 1\\n' > /opt/vllm/bin/vllm
+EOF
+}
+
 registry_up() { curl -fsS "http://$REGISTRY/v2/" >/dev/null 2>&1; }
 
 start_registry() {

@@ -84,7 +84,17 @@ def test_docker_inspect_output():
                              "Config": {"Image": "r/vllm@sha256:43be", "Labels": {"inferops.vllm.launch": "ab"}}}])
     assert node_state.parse_container_inspect(container) == {
         "exists": True, "running": False, "status": "restarting", "image": "r/vllm@sha256:43be",
-        "labels": {"inferops.vllm.launch": "ab"}}
+        "labels": {"inferops.vllm.launch": "ab"}, "started_at": None, "restart_count": 0, "exit_code": None}
+
+
+def test_container_start_time_and_restarts():
+    container = json.dumps([{"State": {"Running": True, "Status": "running", "ExitCode": 0,
+                                       "StartedAt": "2026-11-30T19:01:09.123456789Z"},
+                             "RestartCount": 2, "Config": {"Image": "r/vllm@sha256:43be"}}])
+    state = node_state.parse_container_inspect(container)
+    assert state["started_at"] == 1796065269.123 and state["restart_count"] == 2
+    assert node_state.docker_time("0001-01-01T00:00:00Z") is None
+    assert node_state.docker_time("2026-11-30T20:01:09+01:00") == 1796065269.0
 
 
 def test_without_docker_everything_reads_absent():

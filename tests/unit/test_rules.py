@@ -113,6 +113,13 @@ def test_dep_sizes_and_start_ranks():
         assert ("port" in args) == (rank == 0)
 
 
+def test_api_server_count_stays_off_headless_followers():
+    # vLLM 0.32 exits with "--api-server-count=1 cannot be used with --headless" (seen in the lab)
+    out = compile_(n=2, vllm_strategy="dep", vllm_args={"api-server-count": 1})
+    assert out["n0"]["args"]["api-server-count"] == 1
+    assert "api-server-count" not in out["n1"]["args"] and out["n1"]["args"]["headless"] is True
+
+
 def test_dp_size_mismatch_refused():
     err = refused("gives 16 data-parallel ranks", vllm_strategy="dep", vllm_data_parallel_size=8)
     assert err.variable == "vllm_data_parallel_size"

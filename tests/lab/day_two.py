@@ -1,0 +1,283 @@
+"""Day two on the lab: a rolling upgrade under load, an upgrade that must roll back,
+a killed follower healed by the watchdog in each multi-node shape, and a re-run of
+site.yml after a fault. Every check is on the resulting state (containers, digests,
+router workers, answers); the figures (latency, heal time, re-run vs serving time)
+go to a JSON file for docs/benchmarks.md.
+
+Runs on the machine that hosts the lab nodes (scripts/lab.sh test), after site.yml.
+usage: day_two.py --variant DIGEST_REF --broken DIGEST_REF --json OUT [--only STEP ...]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+INVENTORY = ROOT / "inventories/lab"
+KEY = "lab-key-not-a-secret"
+MODEL = "tiny-k3"
+ROUTER = "http://127.0.0.1:18480"
+CLUSTERS = {   # head endpoint, nodes (head first)
+    "lab": ("http://127.0.0.1:18300", ["lab-node1", "lab-node2"]),
+    "lab_dp": ("http://127.0.0.1:18310", ["lab-node3", "lab-node4"]),
+}
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+STEPS = ["upgrade", "rollback", "heal", "rerun"]
+REPORTS = ""   # --reports/rollout
+
+
+def log(msg: str) -> None:
+    print("=== %s  day two: %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
+
+
+def check(cond: bool, msg: str) -> None:
+    if not cond:
+        raise SystemExit("day two FAILED: " + msg)
+
+
+def http(url: str, body: dict | None = None, timeout: float = 30, method: str | None = None) -> tuple[int, object]:
+    req = urllib.request.Request(url, data=json.dumps(body).encode() if body is not None else None,
+                                 method=method or ("POST" if body is not None else "GET"))
+    req.add_header("Content-Type", "application/json")
+    req.add_header("Authorization", "Bearer " + KEY)
+    try:
+        with OPENER.open(req, timeout=timeout) as resp:
+            raw = resp.read()
+            status = resp.status
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()[:300].decode("utf-8", "replace")
+    try:
+        return status, json.loads(raw)
+    except ValueError:
+        return status, raw[:300].decode("utf-8", "replace")
+
+
+def generate(base: str, timeout: float = 20) -> tuple[bool, float, str]:
+    start = time.monotonic()
+    try:
+        status, body = http(base + "/v1/chat/completions", {
+            "model": MODEL, "messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 8,
+            "temperature": 0}, timeout)
+    except OSError as exc:
+        return False, time.monotonic() - start, str(exc)
+    ok = status == 200 and bool((body["choices"][0]["message"].get("content") or "").strip())
+    return ok, time.monotonic() - start, "" if ok else "%s %s" % (status, str(body)[:200])
+
+
+def serves(base: str, ranks: int = 2, timeout: float = 20) -> bool:
+    """Every rank answers: two generations at once per data-parallel rank, like the watchdog."""
+    results: list[bool] = []
+    threads = [threading.Thread(target=lambda: results.append(generate(base, timeout)[0])) for _ in range(ranks)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return len(results) == ranks and all(results)
+
+
+def docker(node: str, *argv: str, check_rc: bool = True) -> str:
+    out = subprocess.run(["docker", "exec", node, *argv], capture_output=True, text=True)
+    if check_rc:
+        check(out.returncode == 0, "docker exec %s %s: %s" % (node, " ".join(argv), out.stderr.strip()))
+    return out.stdout
+
+
+def container(node: str) -> dict:
+    return json.loads(docker(node, "docker", "container", "inspect", "vllm"))[0]
+
+
+def image_of(node: str) -> str:
+    return container(node)["Config"]["Image"]
+
+
+def kill_vllm(node: str) -> None:
+    """The vLLM process dies (a crash, the OOM killer): docker's restart policy brings it back."""
+    pid = container(node)["State"]["Pid"]
+    docker(node, "kill", "-9", str(pid))
+
+
+def play(playbook: str, *extra: str, log_name: str) -> tuple[int, float, str]:
+    start = time.monotonic()
+    out = subprocess.run(["ansible-playbook", "-i", str(INVENTORY), str(ROOT / "playbooks" / playbook), *extra],
+                         capture_output=True, text=True, cwd=ROOT)
+    seconds = time.monotonic() - start
+    logs = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm")) / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    (logs / log_name).write_text(out.stdout + out.stderr)
+    recap = out.stdout[out.stdout.find("PLAY RECAP"):] if "PLAY RECAP" in out.stdout else out.stdout[-3000:]
+    log("%s %s: rc=%d in %.0f s (log: %s)\n%s" % (playbook, " ".join(extra), out.returncode, seconds, logs / log_name, recap))
+    return out.returncode, seconds, out.stdout
+
+
+def router_workers() -> list[str]:
+    status, body = http(ROUTER + "/list_workers")
+    check(status == 200 and isinstance(body, dict), "router /list_workers answered %s %s" % (status, body))
+    return sorted(body.get("urls", []))
+
+
+class Client:
+    """A steady client through the router: one request at a time, bounded in count and time."""
+
+    def __init__(self, max_requests: int = 3000, max_seconds: float = 1800):
+        self.samples: list[tuple[float, bool, float, str]] = []
+        self.stop = threading.Event()
+        self.max_requests, self.max_seconds = max_requests, max_seconds
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self) -> None:
+        start = time.monotonic()
+        while not self.stop.is_set() and len(self.samples) < self.max_requests and time.monotonic() - start < self.max_seconds:
+            ok, latency, err = generate(ROUTER, timeout=60)
+            self.samples.append((time.time(), ok, latency, err))
+            time.sleep(0.2)
+
+    def figures(self, since: float, until: float) -> dict:
+        window = [s for s in self.samples if since <= s[0] <= until]
+        latencies = sorted(s[2] for s in window if s[1])
+        p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] if latencies else None
+        return {"requests": len(window), "failed": sum(1 for s in window if not s[1]),
+                "errors": sorted({s[3] for s in window if not s[1]})[:5],
+                "p50_s": round(statistics.median(latencies), 3) if latencies else None,
+                "p99_s": round(p99, 3) if p99 is not None else None}
+
+
+def step_upgrade(variant: str, figures: dict) -> None:
+    log("rolling upgrade to %s under a steady client through the router" % variant)
+    check(router_workers() == sorted(e for e, _ in CLUSTERS.values()), "the router does not list both replicas")
+    client = Client()
+    client.thread.start()
+    time.sleep(20)
+    begin = time.time()
+    rc, seconds, _out = play("upgrade.yml", "-e", "vllm_image=" + variant, "-e", "vllm_rollout_report_dir=" + REPORTS,
+                             log_name="day2-upgrade.log")
+    end = time.time()
+    time.sleep(5)
+    client.stop.set()
+    client.thread.join()
+    check(rc == 0, "upgrade.yml failed (rc=%d)" % rc)
+    for endpoint, nodes in CLUSTERS.values():
+        for node in nodes:
+            check(image_of(node) == variant, "%s runs %s after the upgrade, not %s" % (node, image_of(node), variant))
+        check(serves(endpoint), "%s does not serve after the upgrade" % endpoint)
+    check(router_workers() == sorted(e for e, _ in CLUSTERS.values()), "the router lost a replica in the upgrade")
+    report = json.loads((Path(REPORTS) / "rollout.json").read_text())
+    check([c["outcome"] for c in report["clusters"]] == ["upgraded", "upgraded"], "rollout report: %s" % report["summary"])
+    before, during = client.figures(begin - 20, begin), client.figures(begin, end)
+    figures["upgrade"] = {"seconds": round(seconds), "before": before, "during": during}
+    log("upgrade: %.0f s; before %s; during %s" % (seconds, before, during))
+    check(during["failed"] == 0, "%d requests through the router failed during the upgrade: %s"
+          % (during["failed"], during["errors"]))
+
+
+def step_rollback(variant: str, broken: str, figures: dict) -> None:
+    log("upgrade to a digest whose vLLM cannot start (%s): must roll back and stop" % broken)
+    rc, seconds, _out = play("upgrade.yml", "-e", "vllm_image=" + broken, "-e", "vllm_rollout_report_dir=" + REPORTS,
+                             log_name="day2-rollback.log")
+    check(rc != 0, "upgrade.yml to a broken image reported success")
+    report = json.loads((Path(REPORTS) / "rollout.json").read_text())
+    outcomes = {c["name"]: c["outcome"] for c in report["clusters"]}
+    check(outcomes == {"lab": "rolled back", "lab_dp": "not attempted"}, "rollout outcomes %s" % outcomes)
+    for endpoint, nodes in CLUSTERS.values():
+        for node in nodes:
+            check(image_of(node) == variant, "%s runs %s after the rollback, not %s" % (node, image_of(node), variant))
+        check(serves(endpoint), "%s does not serve after the rollback" % endpoint)
+    check(router_workers() == sorted(e for e, _ in CLUSTERS.values()), "the rolled-back replica is not back behind the router")
+    figures["rollback"] = {"seconds": round(seconds), "summary": report["summary"]}
+    log("rollback: %.0f s: %s" % (seconds, report["summary"]))
+
+
+def wait_until_serving(endpoint: str, deadline: float) -> float | None:
+    start = time.monotonic()
+    while time.monotonic() - start < deadline:
+        if serves(endpoint, timeout=15):
+            return time.monotonic() - start
+        time.sleep(3)
+    return None
+
+
+def step_heal(figures: dict) -> None:
+    log("kill each cluster's follower; no operator")
+    healed: dict = {}
+    for name, (_endpoint, nodes) in CLUSTERS.items():
+        kill_vllm(nodes[1])
+    killed = time.monotonic()
+    time.sleep(5)
+    threads = []
+    for name, (endpoint, _nodes) in CLUSTERS.items():
+        def watch(name=name, endpoint=endpoint):
+            took = wait_until_serving(endpoint, 900 - (time.monotonic() - killed))
+            healed[name] = None if took is None else round(time.monotonic() - killed)
+        threads.append(threading.Thread(target=watch))
+        threads[-1].start()
+    for t in threads:
+        t.join()
+    status = {name: json.loads(docker(nodes[0], "cat", "/var/lib/inferops-vllm/watchdog.json"))
+              for name, (_e, nodes) in CLUSTERS.items()}
+    figures["heal"] = {name: {"seconds_to_serve": healed[name], "head_watchdog": status[name]} for name in CLUSTERS}
+    log("heal: %s" % {name: healed[name] for name in CLUSTERS})
+    for name in CLUSTERS:
+        check(healed[name] is not None, "%s did not serve again within 15 minutes of its follower's death" % name)
+
+
+def step_rerun(figures: dict) -> None:
+    log("kill the TP follower, re-run site.yml at once: it must not return before the cluster serves")
+    endpoint, nodes = CLUSTERS["lab"]
+    kill_vllm(nodes[1])
+    start = time.monotonic()
+    first_served: list[float] = []
+
+    def watch():
+        time.sleep(2)
+        took = wait_until_serving(endpoint, 1200)
+        if took is not None:
+            first_served.append(time.monotonic() - start)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    rc, seconds, _out = play("site.yml", "--skip-tags", "smoke", log_name="day2-rerun.log")
+    serving_at_return = serves(endpoint)
+    watcher.join(timeout=1200)
+    figures["rerun"] = {"site_yml_returned_s": round(seconds), "cluster_served_s": round(first_served[0]) if first_served else None,
+                        "rc": rc, "serving_at_return": serving_at_return}
+    log("re-run: %s" % figures["rerun"])
+    check(rc == 0, "site.yml after a killed follower failed (rc=%d)" % rc)
+    check(serving_at_return, "site.yml returned while the cluster did not serve")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--variant", required=True)
+    parser.add_argument("--broken", required=True)
+    parser.add_argument("--json", required=True)
+    parser.add_argument("--reports", required=True)
+    parser.add_argument("--only", nargs="*", choices=STEPS, default=STEPS)
+    args = parser.parse_args()
+    global REPORTS
+    REPORTS = str(Path(args.reports) / "rollout")
+    figures: dict = {"machine": {"cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d")}}
+    try:
+        if "upgrade" in args.only:
+            step_upgrade(args.variant, figures)
+        if "rollback" in args.only:
+            step_rollback(args.variant, args.broken, figures)
+        if "heal" in args.only:
+            step_heal(figures)
+        if "rerun" in args.only:
+            step_rerun(figures)
+    finally:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+    log("passed; figures in %s" % args.json)
+
+
+if __name__ == "__main__":
+    main()
