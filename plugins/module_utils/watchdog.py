@@ -172,7 +172,10 @@ def probe(endpoint: str, model: str, api_key: Optional[str], requests: int, time
             else:
                 results[i] = (True, "", time.monotonic() - t0)
         except (urllib.error.URLError, socket.timeout, OSError, ValueError) as exc:
-            results[i] = (False, str(getattr(exc, "reason", exc)), time.monotonic() - t0)
+            reason = getattr(exc, "reason", exc)
+            if isinstance(reason, (socket.timeout, TimeoutError)):
+                reason = "no answer within %gs" % timeout
+            results[i] = (False, str(reason), time.monotonic() - t0)
 
     threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(results))]
     for t in threads:
@@ -345,7 +348,8 @@ def run_once(cfg: Dict[str, Any], runner: Runner = run_command, clock: Callable[
             head_started = health.metric(cfg["endpoint"], "process_start_time_seconds", 5)
         except (urllib.error.URLError, socket.timeout, OSError, ValueError):
             head_started = None
-    container = docker.inspect(cfg["container"])
+    # docker is asked only when the probe failed: a serving cluster costs one probe per run
+    container = Container(exists=True) if result.ok else docker.inspect(cfg["container"])
     decision = decide(prev, result, container, clock(), policy, follower, head_started)
     if decision.action == "wait":
         print("vllm-watchdog: %s" % decision.reason, flush=True)
