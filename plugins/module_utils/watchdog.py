@@ -267,8 +267,7 @@ def _label(value: Any) -> str:
 
 def render_prom(state: State, cfg: Dict[str, Any]) -> str:
     """node_exporter textfile-collector format."""
-    labels = 'cluster="%s",rank="%s",role="%s"' % (_label(cfg.get("cluster", "")), _label(cfg.get("rank", "")),
-                                                  _label(cfg.get("role", "")))
+    labels = 'cluster="%s",rank="%s",role="%s"' % tuple(_label(cfg.get(k, "")) for k in ("cluster", "rank", "role"))
     probe_ = state.last_probe or {}
     metrics = [
         ("up", "gauge", "1 when the last probe of the cluster's API generated text on every request.",
@@ -352,7 +351,7 @@ def run_once(cfg: Dict[str, Any], runner: Runner = run_command, clock: Callable[
     container = Container(exists=True) if result.ok else docker.inspect(cfg["container"])
     decision = decide(prev, result, container, clock(), policy, follower, head_started)
     if decision.action == "wait":
-        print("vllm-watchdog: %s" % decision.reason, flush=True)
+        say("vllm-watchdog: %s" % decision.reason)
         sleep(decision.delay)
         container = docker.inspect(cfg["container"])     # it may have been started meanwhile
         decision = decide(prev, result, container, clock(), policy, follower, head_started, delayed=True)
@@ -366,6 +365,13 @@ def run_once(cfg: Dict[str, Any], runner: Runner = run_command, clock: Callable[
     if cfg.get("prom_file"):
         write_atomic(cfg["prom_file"], render_prom(decision.state, cfg))
     return decision
+
+
+def say(line: str, stream: Any = None) -> None:
+    """One line to the journal (stdout under systemd)."""
+    out = stream or sys.stdout
+    out.write(line + "\n")
+    out.flush()
 
 
 def log_line(cfg: Dict[str, Any], decision: Decision) -> str:
@@ -385,12 +391,12 @@ def main(argv: Optional[List[str]] = None, runner: Runner = run_command, clock: 
         with open(args.config, encoding="utf-8") as fh:
             cfg = json.load(fh)
     except (OSError, ValueError) as exc:
-        print("vllm-watchdog: cannot read %s: %s" % (args.config, exc), file=sys.stderr)
+        say("vllm-watchdog: cannot read %s: %s" % (args.config, exc), sys.stderr)
         return 2
     decision = run_once(cfg, runner, clock, sleep)
-    print(log_line(cfg, decision), flush=True)
+    say(log_line(cfg, decision))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -3,10 +3,8 @@ one real vLLM server, with a fake `docker` on PATH: the only fault-injection moc
 It records its argv and answers `docker inspect` with the start time the test sets."""
 import json
 import os
-import sys
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
 
@@ -72,8 +70,8 @@ class Node:
 def test_healthy_cluster_is_ok_and_touches_nothing(tmp_path, monkeypatch, capsys):
     with fault_server.start() as server:
         node = Node(tmp_path, monkeypatch, server.url, fault_server.MODEL, data_parallel=2)
-        for _ in range(3):
-            _, line, status = node.run(capsys)
+        for _run in range(3):
+            _took, line, status = node.run(capsys)
         sent = list(server.RequestHandlerClass.requests)
     assert status["state"] == "ok" and status["consecutive_failures"] == 0 and status["last_probe"]["ok"]
     assert "state=ok action=none probe=ok" in line and node.calls() == []   # docker is not even asked
@@ -96,7 +94,7 @@ def test_hung_engine_is_caught_within_the_deadline_and_restarted_after_k_runs(tm
         assert status["state"] == "restarting" and status["restarts_total"] == 1 and "action=restart" in line
         assert node.calls()[-1] == "restart vllm"
         node.container(started_at=time.time())      # what `docker restart` did
-        _, line, status = node.run(capsys)
+        _took, line, status = node.run(capsys)
     assert status["state"] == "grace" and "within its 600s grace" in line
     assert node.calls().count("restart vllm") == 1
     prom = (tmp_path / "watchdog.prom").read_text()
@@ -119,14 +117,14 @@ def test_gives_up_and_a_good_probe_brings_it_back(tmp_path, monkeypatch, capsys)
     with fault_server.start(fault="dead_engine") as server:
         node = Node(tmp_path, monkeypatch, server.url, fault_server.MODEL, failures_before_restart=1,
                     max_restarts=2, grace=0)
-        states = [node.run(capsys)[2]["state"] for _ in range(4)]
+        states = [node.run(capsys)[2]["state"] for _run in range(4)]
         assert states == ["restarting", "restarting", "gave_up", "gave_up"]
         assert node.calls().count("restart vllm") == 2
         assert "inferops_vllm_watchdog_gave_up{" in (tmp_path / "watchdog.prom").read_text()
     with fault_server.start() as server:
         node.cfg["endpoint"] = server.url
         (tmp_path / "config.json").write_text(json.dumps(node.cfg))
-        _, line, status = node.run(capsys)
+        _took, line, status = node.run(capsys)
     assert status["state"] == "ok" and status["restarts_in_row"] == 0 and status["restarts_total"] == 2
     assert "recovered after" in line
 
@@ -142,7 +140,7 @@ def real_vllm(tmp_path_factory):
 def test_real_vllm_serving_is_ok(real_vllm, tmp_path, monkeypatch, capsys):
     """The key comes from the env file; the tiny K3 model's text may be all reasoning."""
     node = Node(tmp_path, monkeypatch, real_vllm.url, "tiny-k3", probe_timeout=60)
-    _, line, status = node.run(capsys)
+    _took, line, status = node.run(capsys)
     assert status["state"] == "ok", line
     assert node.calls() == []
 
@@ -162,5 +160,5 @@ def test_real_vllm_stale_follower_restarts_at_once(real_vllm, tmp_path, monkeypa
     # a follower that started with the head (within the margin) is a member: no stale rule, and its grace holds
     node2 = Node(tmp_path / "n2", monkeypatch, real_vllm.url, "no-such-model", rank=1, role="follower")
     node2.container(started_at=head_started - 5)
-    _, line, status = node2.run(capsys)
+    _took, line, status = node2.run(capsys)
     assert status["state"] == "grace" and node2.calls() == ["inspect --type container vllm"], line

@@ -218,7 +218,7 @@ def test_run_once_restarts_through_the_runner_and_writes_the_files(tmp_path):
 
     cfg = dict(CFG, rank=0, role="head", model="m", data_parallel=2, probe_timeout=2, failures_before_restart=3,
                status_file=str(tmp_path / "watchdog.json"), prom_file=str(tmp_path / "watchdog.prom"))
-    for _ in range(3):
+    for _run in range(3):
         d = wd.run_once(cfg, runner)
     assert d.action == "restart" and ["restart", "vllm"] in calls
     status = json.loads((tmp_path / "watchdog.json").read_text())
