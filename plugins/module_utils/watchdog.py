@@ -351,10 +351,11 @@ def run_once(cfg: Dict[str, Any], runner: Runner = run_command, clock: Callable[
     container = Container(exists=True) if result.ok else docker.inspect(cfg["container"])
     decision = decide(prev, result, container, clock(), policy, follower, head_started)
     if decision.action == "wait":
-        say("vllm-watchdog: %s" % decision.reason)
         sleep(decision.delay)
         container = docker.inspect(cfg["container"])     # it may have been started meanwhile
         decision = decide(prev, result, container, clock(), policy, follower, head_started, delayed=True)
+        decision = replace(decision, reason="waited the follower delay (%ds) so that the head restarts first; %s"
+                           % (policy.follower_delay, decision.reason))
     if decision.action in ("restart", "start"):
         error = docker.act(decision.action, cfg["container"])
         if error:

@@ -55,11 +55,13 @@ class Node:
         (self.dir / "inspect.json").write_text(json.dumps([{"Name": "/vllm", "State": state}]))
 
     def run(self, capsys):
-        """One watchdog run through the script's entry point: (seconds, log line, status)."""
+        """One watchdog run through the script's entry point: (seconds, its one log line, status)."""
         t0 = time.monotonic()
         assert watchdog.main(["--config", str(self.dir / "config.json")]) == 0
         took = time.monotonic() - t0
-        line = capsys.readouterr().out.strip().splitlines()[-1]
+        lines = capsys.readouterr().out.strip().splitlines()
+        assert len(lines) == 1, lines            # one journal line per run
+        line = lines[0]
         return took, line, json.loads((self.dir / "watchdog.json").read_text())
 
     def calls(self):
@@ -111,6 +113,7 @@ def test_dead_engine_stopped_follower_waits_then_starts(tmp_path, monkeypatch, c
         took, line, status = node.run(capsys)
     assert "answered 500" in status["last_probe"]["detail"] and "EngineDeadError" in status["last_probe"]["detail"]
     assert took >= 1 and status["restarts"][-1]["action"] == "start" and node.calls()[-1] == "start vllm"
+    assert "waited the follower delay (1s)" in line
 
 
 def test_gives_up_and_a_good_probe_brings_it_back(tmp_path, monkeypatch, capsys):
