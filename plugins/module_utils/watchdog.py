@@ -33,6 +33,9 @@ except ImportError:  # on a node: health.py lies next to this script
     import health  # type: ignore[no-redef]
 
 KEEP_RESTARTS = 10
+# What the config file holds (the vllm_watchdog role writes it), besides the Policy fields.
+CONFIG_KEYS = ("cluster", "rank", "role", "endpoint", "model", "data_parallel", "container", "docker", "env_file",
+               "api_key_env", "probe_timeout", "max_tokens", "status_file", "prom_file")
 Runner = Callable[[List[str]], Tuple[int, str, str]]
 
 
