@@ -2,7 +2,8 @@
 # Copyright: inferops.vllm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Is a vLLM endpoint serving? /health, /v1/models, then one short greedy
-generation whose content must be real text. Stdlib only (runs on nodes)."""
+generation whose content must be real text. Stdlib only and no imports from the
+collection: the watchdog deploys this file next to watchdog.py on every node."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ PROMPT = "List the numbers from one to eight, separated by commas."
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def _request(url: str, api_key: Optional[str], body: Optional[dict], timeout: float) -> Tuple[int, Any]:
+def _request(url: str, api_key: Optional[str], body: Optional[dict], timeout: float,
+             limit: Optional[int] = 300) -> Tuple[int, Any]:
+    """(status, body): JSON decoded, else text cut to `limit` characters (None: all of it)."""
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method="POST" if data else "GET")
     req.add_header("Content-Type", "application/json")
@@ -28,11 +31,44 @@ def _request(url: str, api_key: Optional[str], body: Optional[dict], timeout: fl
             raw = resp.read()
             status = resp.status
     except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode("utf-8", "replace")[:300]
+        return exc.code, exc.read().decode("utf-8", "replace")[:limit]
     try:
         return status, json.loads(raw) if raw else None
     except ValueError:
-        return status, raw.decode("utf-8", "replace")[:300]
+        return status, raw.decode("utf-8", "replace")[:limit]
+
+
+def chat(base_url: str, model: str, api_key: Optional[str], timeout: float, max_tokens: int = 16,
+         prompt: str = PROMPT) -> Tuple[int, Any]:
+    """One short greedy chat completion."""
+    return _request(base_url.rstrip("/") + "/v1/chat/completions", api_key, {
+        "model": model, "messages": [{"role": "user", "content": prompt}],
+        "max_tokens": max_tokens, "temperature": 0}, timeout)
+
+
+def answer(body: Any) -> Optional[str]:
+    """The text a chat completion generated: its content, else its reasoning ("" when it has
+    neither); None when the body is not a chat completion."""
+    try:
+        message = body["choices"][0]["message"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return message.get("content") or message.get("reasoning_content") or message.get("reasoning") or ""
+
+
+def metric(base_url: str, name: str, timeout: float) -> Optional[float]:
+    """One unlabelled sample from the endpoint's /metrics (no key needed), or None."""
+    status, body = _request(base_url.rstrip("/") + "/metrics", None, None, timeout, limit=None)
+    if status != 200 or not isinstance(body, str):
+        return None
+    for line in body.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] == name:
+            try:
+                return float(parts[1])
+            except ValueError:
+                return None
+    return None
 
 
 def degenerate(text: str) -> Optional[str]:
@@ -71,15 +107,13 @@ def probe(base_url: str, served_model_name: str, api_key: Optional[str] = None, 
             return out
         if generate:
             out["stage"] = "generation"
-            status, body = _request(base + "/v1/chat/completions", api_key, {
-                "model": served_model_name, "messages": [{"role": "user", "content": PROMPT}],
-                "max_tokens": 16, "temperature": 0}, timeout)
-            if status != 200 or not isinstance(body, dict):
+            status, body = chat(base, served_model_name, api_key, timeout)
+            text = answer(body) if status == 200 else None
+            if text is None:
                 out["detail"] = "chat completion answered %s: %s" % (status, body)
                 return out
-            message = body["choices"][0]["message"]
-            out["content"] = message.get("content") or ""
-            problem = degenerate(out["content"] or message.get("reasoning_content") or message.get("reasoning") or "")
+            out["content"] = body["choices"][0]["message"].get("content") or ""
+            problem = degenerate(text)
             if problem:
                 out["detail"] = problem
                 return out

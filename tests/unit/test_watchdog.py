@@ -1,0 +1,250 @@
+"""watchdog: the decision (counting, grace, follower delay, back-off, give-up, recovery),
+the status file and the Prometheus textfile, and one run with a fake docker and server."""
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / ".collections"))
+from ansible_collections.inferops.vllm.plugins.module_utils import watchdog as wd  # noqa: E402
+
+NOW = 1_800_000_000.0
+POLICY = wd.Policy(failures_before_restart=3, grace=900, grace_max=3600, backoff_factor=2, max_restarts=3,
+                   follower_delay=20, stale_margin=300)
+OLD = wd.Container(exists=True, running=True, started_at=NOW - 86400)
+
+
+def bad(t=NOW):
+    return wd.Probe(False, "1 of 1 requests failed: request 1: no answer within 30s", None, t)
+
+
+def good(t=NOW):
+    return wd.Probe(True, "1 of 1 requests answered, slowest 0.05s", 0.05, t)
+
+
+def step(state, probe, container=OLD, now=NOW, **kw):
+    return wd.decide(state, probe, container, now, POLICY, **kw)
+
+
+def test_good_probe_is_ok_and_does_nothing():
+    d = step(wd.State(), good())
+    assert (d.state.state, d.action, d.reason) == ("ok", "none", "serving")
+    assert d.state.last_probe == {"time": NOW, "ok": True, "detail": good().detail, "latency_s": 0.05}
+    assert d.state.last_success == NOW
+
+
+def test_head_restarts_after_k_consecutive_failures():
+    s = wd.State()
+    for i in (1, 2):
+        d = step(s, bad())
+        assert (d.state.state, d.action, d.state.consecutive_failures) == ("failing", "none", i)
+        s = d.state
+    d = step(s, bad())
+    assert d.action == "restart" and d.state.state == "restarting"
+    assert (d.state.restarts_in_row, d.state.restarts_total) == (1, 1)
+    assert d.state.restarts == [{"time": NOW, "action": "restart", "reason": "3 consecutive failed probes"}]
+
+
+def test_one_good_probe_resets_the_count():
+    s = step(step(wd.State(), bad()).state, bad()).state
+    d = step(s, good())
+    assert d.state.consecutive_failures == 0 and d.state.state == "ok" and d.reason.startswith("recovered after 2")
+    assert step(d.state, bad()).action == "none"
+
+
+def test_stopped_container_is_started_not_restarted():
+    s = wd.State(consecutive_failures=2, state="failing")
+    d = step(s, bad(), wd.Container(exists=True, running=False, started_at=NOW - 10))
+    assert d.action == "start"   # a stopped container has no grace, however recent its last start
+
+
+def test_no_container_or_no_docker_means_no_action():
+    s = wd.State(consecutive_failures=5, state="failing")
+    assert step(s, bad(), wd.Container(exists=False)).action == "none"
+    d = step(s, bad(), wd.Container(exists=False, error="Cannot connect to the Docker daemon"))
+    assert d.action == "none" and "docker did not answer" in d.reason
+
+
+def test_any_recent_start_gives_the_load_its_grace():
+    s = wd.State(consecutive_failures=7, state="failing")
+    d = step(s, bad(), wd.Container(exists=True, running=True, started_at=NOW - 899))
+    assert (d.state.state, d.action, d.state.consecutive_failures) == ("grace", "none", 8)
+    # the grace is over and the failures kept counting: restart at once
+    d = step(s, bad(), wd.Container(exists=True, running=True, started_at=NOW - 901))
+    assert d.action == "restart"
+
+
+def test_grace_backs_off_and_is_capped():
+    assert [wd.grace_for(n, POLICY) for n in range(5)] == [900, 900, 1800, 3600, 3600]
+    s = wd.State(consecutive_failures=9, restarts_in_row=2, state="grace")
+    assert step(s, bad(), wd.Container(True, True, NOW - 1700)).state.state == "grace"   # 1800 s after 2 restarts
+    assert step(s, bad(), wd.Container(True, True, NOW - 1801)).action == "restart"
+
+
+def test_gives_up_after_max_restarts_and_stays_quiet():
+    s = wd.State(consecutive_failures=9, restarts_in_row=3, restarts_total=3, state="grace")
+    d = step(s, bad())
+    assert (d.action, d.state.state, d.state.gave_up_at) == ("none", "gave_up", NOW)
+    assert d.reason.startswith("GIVING UP") and d.state.restarts_total == 3
+    later = step(d.state, bad(), now=NOW + 86400)
+    assert (later.action, later.state.state) == ("none", "gave_up") and later.reason.startswith("GAVE UP")
+
+
+def test_a_good_probe_ends_give_up_and_resets_the_back_off():
+    s = wd.State(consecutive_failures=9, restarts_in_row=3, restarts_total=4, state="gave_up", gave_up_at=NOW - 60)
+    d = step(s, good())
+    assert (d.state.state, d.state.restarts_in_row, d.state.gave_up_at, d.state.restarts_total) == ("ok", 0, None, 4)
+
+
+def test_follower_waits_then_restarts():
+    s = wd.State(consecutive_failures=2, state="failing")
+    d = step(s, bad(), follower=True)
+    assert (d.action, d.delay) == ("wait", 20) and d.state.restarts_total == 0
+    d = step(s, bad(), now=NOW + 20, follower=True, delayed=True)
+    assert d.action == "restart" and d.state.restarts_total == 1
+    # started by someone else (Ansible, docker) during the delay: its grace holds
+    d = step(s, bad(), wd.Container(True, True, NOW + 5), now=NOW + 20, follower=True, delayed=True)
+    assert (d.action, d.state.state) == ("none", "grace")
+
+
+def test_stale_follower_restarts_at_once():
+    s = wd.State(consecutive_failures=0)
+    young = wd.Container(True, True, NOW - 600)   # within its grace, but older than the head by 500 s
+    d = step(s, bad(), young, follower=True, head_started=NOW - 100)
+    assert d.action == "restart" and "stale follower" in d.reason and d.delay == 0
+    # the head started within the margin after it (Ansible starts all nodes together): a member
+    assert step(s, bad(), young, follower=True, head_started=NOW - 400).action == "none"
+    # a good probe, an unknown head start, the head itself, or the rule switched off: no stale rule
+    assert step(s, good(), young, follower=True, head_started=NOW - 100).action == "none"
+    assert step(s, bad(), young, follower=True, head_started=None).action == "none"
+    assert step(s, bad(), young, follower=False, head_started=NOW - 100).action == "none"
+    off = wd.decide(s, bad(), young, NOW, wd.Policy(stale_margin=0), True, NOW - 100)
+    assert off.action == "none"
+
+
+def test_stale_rule_respects_give_up():
+    s = wd.State(consecutive_failures=1, restarts_in_row=3, state="grace")
+    d = step(s, bad(), wd.Container(True, True, NOW - 600), follower=True, head_started=NOW - 100)
+    assert d.state.state == "gave_up" and d.action == "none"
+
+
+def test_restart_history_is_bounded():
+    s = wd.State(consecutive_failures=2, restarts=[{"time": i, "action": "restart", "reason": "x"} for i in range(10)])
+    d = step(s, bad())
+    assert len(d.state.restarts) == wd.KEEP_RESTARTS and d.state.restarts[-1]["time"] == NOW
+
+
+@pytest.mark.parametrize("text, stamp", [
+    ("2026-11-30T19:04:23.5Z", 1796065463.5),
+    ("2026-11-30T19:04:23.123456789Z", 1796065463.123456789),
+    ("2026-11-30T20:04:23+01:00", 1796065463.0),
+    ("0001-01-01T00:00:00Z", None),
+    ("", None),
+])
+def test_docker_times(text, stamp):
+    assert wd.parse_time(text) == pytest.approx(stamp) if stamp else wd.parse_time(text) is None
+
+
+def test_docker_inspect_through_the_runner():
+    calls = []
+
+    def runner(argv):
+        calls.append(argv)
+        if argv[-1] == "missing":
+            return 1, "", "Error: No such container: missing"
+        if argv[-1] == "down":
+            return 1, "", "Cannot connect to the Docker daemon"
+        return 0, json.dumps([{"State": {"Running": True, "StartedAt": "2026-11-30T19:04:23Z"}}]), ""
+
+    docker = wd.Docker("/usr/bin/docker", runner)
+    assert docker.inspect("vllm") == wd.Container(True, True, 1796065463.0)
+    assert docker.inspect("missing") == wd.Container(False)
+    assert docker.inspect("down").error == "Cannot connect to the Docker daemon"
+    assert calls[0] == ["/usr/bin/docker", "inspect", "--type", "container", "vllm"]
+
+
+def test_api_key_from_the_env_file(tmp_path):
+    env = tmp_path / "vllm.env"
+    env.write_text("# Managed by inferops.vllm\nHF_HUB_OFFLINE=1\nVLLM_API_KEY=k=with=equals\n")
+    assert wd.api_key(str(env), "VLLM_API_KEY") == "k=with=equals"
+    assert wd.api_key(str(env), None) is None and wd.api_key(str(tmp_path / "none"), "VLLM_API_KEY") is None
+
+
+CFG = {"cluster": "lab", "rank": 1, "role": "follower", "endpoint": "http://127.0.0.1:1", "container": "vllm"}
+
+
+def test_prometheus_textfile():
+    s = step(wd.State(consecutive_failures=2, restarts_total=4, state="failing"), bad()).state
+    text = wd.render_prom(s, CFG)
+    labels = 'cluster="lab",rank="1",role="follower"'
+    for line in ("inferops_vllm_watchdog_up{%s} 0" % labels,
+                 "inferops_vllm_watchdog_consecutive_failures{%s} 3" % labels,
+                 "inferops_vllm_watchdog_restarts_total{%s} 5" % labels,
+                 "# TYPE inferops_vllm_watchdog_restarts_total counter",
+                 "inferops_vllm_watchdog_last_probe_timestamp_seconds{%s} %r" % (labels, NOW),
+                 "inferops_vllm_watchdog_last_probe_latency_seconds{%s} NaN" % labels,
+                 "inferops_vllm_watchdog_gave_up{%s} 0" % labels,
+                 'inferops_vllm_watchdog_state{%s,state="restarting"} 1' % labels,
+                 'inferops_vllm_watchdog_state{%s,state="ok"} 0' % labels):
+        assert line in text.splitlines(), line
+    assert text.endswith("\n") and "\n\n" not in text
+    up = wd.render_prom(step(wd.State(), good()).state, dict(CFG, cluster='a"b'))
+    assert 'inferops_vllm_watchdog_up{cluster="a\\"b",rank="1",role="follower"} 1' in up
+    assert "inferops_vllm_watchdog_last_probe_latency_seconds{cluster=\"a\\\"b\",rank=\"1\",role=\"follower\"} 0.05" in up
+
+
+def test_status_document_round_trips():
+    d = step(wd.State(consecutive_failures=2), bad())
+    doc = wd.status_document(d.state, d, CFG, NOW + 1)
+    assert doc["state"] == "restarting" and doc["last_action"]["action"] == "restart"
+    assert doc["updated_iso"] == "2027-01-15T08:00:01Z" and doc["cluster"] == "lab"
+    again = wd.State.from_dict(json.loads(json.dumps(doc)))
+    assert again == d.state
+
+
+def test_run_once_restarts_through_the_runner_and_writes_the_files(tmp_path):
+    """A closed port fails the probe; the third run restarts; the files show it."""
+    calls = []
+
+    def runner(argv):
+        calls.append(argv[1:])
+        if argv[1] == "inspect":
+            return 0, json.dumps([{"State": {"Running": True, "StartedAt": "2020-01-01T00:00:00Z"}}]), ""
+        return 0, "vllm\n", ""
+
+    cfg = dict(CFG, rank=0, role="head", model="m", data_parallel=2, probe_timeout=2, failures_before_restart=3,
+               status_file=str(tmp_path / "watchdog.json"), prom_file=str(tmp_path / "watchdog.prom"))
+    for _run in range(3):
+        d = wd.run_once(cfg, runner)
+    assert d.action == "restart" and ["restart", "vllm"] in calls
+    status = json.loads((tmp_path / "watchdog.json").read_text())
+    assert status["state"] == "restarting" and status["restarts_total"] == 1
+    assert "2 of 2 requests failed" in status["last_probe"]["detail"]
+    assert "inferops_vllm_watchdog_restarts_total{" in (tmp_path / "watchdog.prom").read_text()
+    assert "state=restarting action=restart probe=FAILED" in wd.log_line(cfg, d)
+
+
+def test_script_runs_standalone_beside_health(tmp_path):
+    """On a node the script runs with only health.py beside it (no Ansible, no collection)."""
+    for name in ("watchdog.py", "health.py"):
+        shutil.copy(ROOT / "plugins/module_utils" / name, tmp_path / name)
+    fake = tmp_path / "docker"
+    fake.write_text("#!/bin/sh\necho 'Error: No such container: vllm' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    cfg = dict(CFG, model="m", probe_timeout=1, docker=str(fake), status_file=str(tmp_path / "s.json"))
+    (tmp_path / "watchdog.json").write_text(json.dumps(cfg))
+    done = subprocess.run([sys.executable, "-S", "-E", "-s", str(tmp_path / "watchdog.py"), "--config",
+                           str(tmp_path / "watchdog.json")], capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "state=failing action=none probe=FAILED" in done.stdout and "no container to restart" in done.stdout
+
+
+def test_the_role_writes_every_setting_the_script_reads():
+    expression = (ROOT / "roles/vllm_watchdog/vars/main.yml").read_text().split("vllm_watchdog_config: >-")[1]
+    written = set(re.findall(r"'(\w+)': ", expression.split("\n# ")[0]))
+    assert written == set(wd.CONFIG_KEYS) | set(wd.Policy.__dataclass_fields__)
