@@ -100,6 +100,7 @@ class Handler(BaseHTTPRequestHandler):
             fault = self.rate_fault
         if fault == "hang":
             self.released.wait()
+            self.close_connection = True   # released without an answer: the client sees the connection close
             return None
         if fault == "dead_engine":
             return self._json(500, {"error": {"message": "EngineCore encountered an issue", "type": "EngineDeadError"}})
