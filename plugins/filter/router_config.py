@@ -13,7 +13,7 @@ DOCUMENTATION = r"""
 name: router_config
 short_description: The arguments of vLLM's router, its workers included, from the vllm_router role's variables
 description:
-  - Builds every argument of vLLM's router (C(vllm-router)) as C({flag: value}), which the role writes to the
+  - Builds every argument of vLLM's router (C(vllm-router)) as a dict of flag (without dashes) and value, which the role writes to the
     router's JSON configuration and its launcher turns into the router's arguments. The API key is not part of it.
   - The workers are C(vllm_router_workers) when set, otherwise the endpoint of every planned cluster (the
     C(vllm_launch.cluster) summaries of the hosts of group C(vllm_clusters)), limited to C(vllm_router_clusters)
@@ -22,7 +22,7 @@ description:
     is not an http(s) base URL, a flag in C(vllm_router_extra_args) that has its own variable).
 options:
   _input:
-    description: The role's variables, C({vllm_router_<name>: value}).
+    description: The role's variables (C(vllm_router_*)) by name.
     type: dict
     required: true
   clusters:
