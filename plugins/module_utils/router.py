@@ -42,6 +42,7 @@ FLAG_VARS = {
     "disable-circuit-breaker": "vllm_router_circuit_breaker",
     "request-timeout-secs": "vllm_router_request_timeout",
     "worker-startup-timeout-secs": "vllm_router_worker_startup_timeout",
+    "worker-startup-check-interval": "vllm_router_worker_startup_check_interval",
     "prometheus-host": "vllm_router_prometheus_host",
     "prometheus-port": "vllm_router_prometheus_port",
     "log-level": "vllm_router_log_level",
@@ -55,6 +56,7 @@ _INTS = (
     ("vllm_router_health_success_threshold", "health-success-threshold", 1),
     ("vllm_router_request_timeout", "request-timeout-secs", 1),
     ("vllm_router_worker_startup_timeout", "worker-startup-timeout-secs", 1),
+    ("vllm_router_worker_startup_check_interval", "worker-startup-check-interval", 1),
 )
 _RETRY_INTS = (
     ("vllm_router_retry_max_retries", "retry-max-retries", 1),

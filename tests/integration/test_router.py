@@ -72,7 +72,8 @@ def started(workers, tmp_path_factory):
         "vllm_router_health_success_threshold": 1, "vllm_router_retries": False,
         "vllm_router_circuit_breaker": True, "vllm_router_cb_failure_threshold": 10,
         "vllm_router_cb_success_threshold": 3, "vllm_router_cb_timeout": 60, "vllm_router_request_timeout": 120,
-        "vllm_router_worker_startup_timeout": 20, "vllm_router_prometheus_host": "127.0.0.1",
+        "vllm_router_worker_startup_timeout": 20,
+        "vllm_router_worker_startup_check_interval": 1, "vllm_router_prometheus_host": "127.0.0.1",
         "vllm_router_prometheus_port": PROMETHEUS_PORT, "vllm_router_log_level": "info",
         "vllm_router_extra_args": {"max-concurrent-requests": 64},
     }

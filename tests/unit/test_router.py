@@ -46,6 +46,7 @@ def test_defaults_give_every_argument_and_one_worker_per_cluster():
     assert config["prometheus-port"] == 29000 and config["prometheus-host"] == "0.0.0.0"
     assert config["health-check-interval-secs"] == 10 and config["health-check-endpoint"] == "/health"
     assert config["retry-max-retries"] == 3 and config["cb-failure-threshold"] == 10
+    assert config["worker-startup-timeout-secs"] == 120 and config["worker-startup-check-interval"] == 5
     assert "disable-retries" not in config and "disable-circuit-breaker" not in config
     assert "api-key" not in config
     json.dumps(config)   # the role writes it as JSON
