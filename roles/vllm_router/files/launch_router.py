@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: inferops.vllm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -42,7 +41,7 @@ def read_key(path):
 
 
 def main(args):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("config", help="JSON object of router flags")
     parser.add_argument("--api-key-file", help="file holding the key the router sends to the workers")
     parser.add_argument("--check", action="store_true", help="only parse the configuration")
