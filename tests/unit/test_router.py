@@ -161,6 +161,30 @@ def test_launcher_builds_the_same_argv_and_keeps_the_key_out_of_the_config(tmp_p
     assert module.read_key(str(key)) == "s3cret"
 
 
+def test_launcher_hands_the_key_to_the_router_parser_only(tmp_path, monkeypatch):
+    """The key goes into the router's parser inside the process (as one --api-key=KEY word), never into the config."""
+    import sys
+    import types
+    seen = {}
+    fake = types.ModuleType("vllm_router.launch_router")
+    fake.parse_router_args = lambda words: seen.setdefault("words", list(words))
+    fake.launch_router = lambda args: seen.setdefault("launched", args)
+    monkeypatch.setitem(sys.modules, "vllm_router", types.ModuleType("vllm_router"))
+    monkeypatch.setitem(sys.modules, "vllm_router.launch_router", fake)
+    config, key = tmp_path / "router.json", tmp_path / "api-key"
+    config.write_text(json.dumps({"port": 8080, "worker-urls": ["http://w:1"], "disable-retries": True}))
+    key.write_text("-s3cret\n")
+    assert launcher().main([str(config), "--api-key-file", str(key)]) == 0
+    assert seen["words"] == ["--port", "8080", "--worker-urls", "http://w:1", "--disable-retries", "--api-key=-s3cret"]
+    assert seen["launched"] == seen["words"]
+    seen.clear()
+    assert launcher().main([str(config), "--check"]) == 0
+    assert "launched" not in seen and not any("api-key" in w for w in seen["words"])
+    config.write_text(json.dumps({"api-key": "x"}))
+    with pytest.raises(SystemExit):
+        launcher().main([str(config)])
+
+
 METRICS = """# HELP vllm:num_requests_running Number of requests in model execution batches.
 # TYPE vllm:num_requests_running gauge
 vllm:num_requests_running{engine="0",model_name="k3"} 2.0
