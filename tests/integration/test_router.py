@@ -22,6 +22,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils import router
 import fault_server
 
 ROOT = Path(__file__).resolve().parents[2]
+CONTROLLER_VENV = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm")) / "venv"
 LAUNCHER = ROOT / "roles/vllm_router/files/launch_router.py"
 VENV = os.environ.get("INFEROPS_ROUTER_VENV", "")
 ROUTER_PORT, PROMETHEUS_PORT, WORKER_PORTS = 18470, 18471, (18472, 18473)
@@ -50,6 +51,14 @@ def chat(content, timeout=30):
             return resp.status, json.loads(resp.read())
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
+
+
+def hold():
+    """A chat request the fault server holds open until its handler's `released` is set."""
+    try:
+        chat("hold it fault:hang", timeout=60)
+    except OSError:   # released without an answer: the router may close the connection
+        pass
 
 
 @pytest.fixture(scope="module")
@@ -165,14 +174,6 @@ def test_drain_waits_for_the_request_in_flight_and_times_out_cleanly(started, wo
     handler = workers[0].RequestHandlerClass
     handler.released = threading.Event()
     router.ensure(ROUTER, b, "absent", timeout=10)   # the held request must land on a
-    answers = []
-
-    def hold():
-        try:
-            answers.append(chat("hold it fault:hang", timeout=60))
-        except OSError as exc:   # released without an answer: the router may close the connection
-            answers.append(exc)
-
     held = threading.Thread(target=hold, daemon=True)
     held.start()
     deadline = time.monotonic() + 10
@@ -195,3 +196,50 @@ def test_drain_waits_for_the_request_in_flight_and_times_out_cleanly(started, wo
     held.join(30)
     assert router.ensure(ROUTER, a, "present", timeout=30)["changed"] is True
     assert set(router.list_workers(ROUTER, 10)) == {a, b}
+
+
+def test_the_module_run_by_ansible_fails_a_drain_that_times_out(started, workers):
+    """router_worker itself, run by Ansible from the controller venv: idempotent, and a drain that does not end in
+    time fails the task with the count still in flight (the worker stays removed)."""
+    if not (CONTROLLER_VENV / "bin/ansible").exists():
+        pytest.skip("no controller venv at %s (scripts/test.sh makes it with make_venv)" % CONTROLLER_VENV)
+    a, b = (w.url for w in workers)
+
+    def module(*flags, **args):
+        out = subprocess.run([str(CONTROLLER_VENV / "bin/ansible"), "localhost", "-m", "inferops.vllm.router_worker",
+                              "-a", json.dumps(dict({"router_url": ROUTER, "timeout": 30}, **args)), "-e",
+                              "ansible_python_interpreter=%s" % (CONTROLLER_VENV / "bin/python"), *flags],
+                             cwd=ROOT, capture_output=True, text=True, check=False,
+                             env=dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
+                                      ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_LOAD_CALLBACK_PLUGINS="1"))
+        result = json.loads(out.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+        return out.returncode, result
+
+    rc, result = module(worker_url=a, state="present")
+    assert rc == 0 and result["changed"] is False and sorted(result["workers"]) == sorted([a, b])
+    rc, result = module("--check", worker_url=b, state="absent", drain=True)
+    assert rc == 0 and result["changed"] is True and result["workers"] == [a] and result["drained"] is None
+    assert sorted(router.list_workers(ROUTER, 10)) == sorted([a, b])   # check mode changed nothing
+
+    handler = workers[1].RequestHandlerClass
+    handler.released = threading.Event()
+    router.ensure(ROUTER, a, "absent", timeout=10)   # the held request must land on b
+    held = threading.Thread(target=hold, daemon=True)
+    held.start()
+    try:
+        deadline = time.monotonic() + 10
+        while router.worker_in_flight(b, 5) != 1:
+            assert time.monotonic() < deadline, "the held request did not reach %s" % b
+            time.sleep(0.1)
+        router.ensure(ROUTER, a, "present", timeout=30)
+        rc, result = module(worker_url=b, state="absent", drain=True, drain_timeout=2)
+        assert rc != 0 and result["failed"] is True and result["drained"] is False
+        assert "did not drain within 2s: 1 requests still in flight" in result["msg"]
+        assert router.list_workers(ROUTER, 10) == [a]
+    finally:
+        handler.released.set()
+        held.join(30)
+    rc, result = module(worker_url=b, state="absent", drain=True, drain_timeout=20)
+    assert rc == 0 and result["changed"] is False and result["drained"] is True
+    rc, result = module(worker_url=b, state="present")
+    assert rc == 0 and result["changed"] is True and sorted(result["workers"]) == sorted([a, b])
