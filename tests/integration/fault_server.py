@@ -25,10 +25,11 @@ CALLS = {
     "undeclared_tool": ("launch_rockets", '{"count": 3}'),
     "wrong_arguments": ("get_weather", '{"city": "Berlin"}'),
 }
-METRICS = (b'vllm:kv_cache_usage_perc{engine="0",model_name="fault-model"} 0.25\n'
-           b'vllm:num_requests_running{engine="0",model_name="fault-model"} 2\n'
-           b'vllm:num_requests_waiting{engine="0",model_name="fault-model"} 0\n'
-           b'vllm:cache_config_info{block_size="16",cache_dtype="auto",engine="0",num_gpu_blocks="512"} 1\n')
+# num_requests_running: the chat requests being answered right now (a hung one counts until released).
+METRICS = ('vllm:kv_cache_usage_perc{engine="0",model_name="fault-model"} 0.25\n'
+           'vllm:num_requests_running{engine="0",model_name="fault-model"} %d\n'
+           'vllm:num_requests_waiting{engine="0",model_name="fault-model"} 0\n'
+           'vllm:cache_config_info{block_size="16",cache_dtype="auto",engine="0",num_gpu_blocks="512"} 1\n')
 
 
 def _text(message):
@@ -46,6 +47,7 @@ class Handler(BaseHTTPRequestHandler):
     seed = 0
     released = None          # threading.Event: a hung engine answers once it is set (at shutdown)
     requests = None          # list: every chat request's body, for the tests
+    running = None           # list: one entry per chat request being answered, for /metrics
 
     def _json(self, code, body):
         data = json.dumps(body).encode()
@@ -62,10 +64,11 @@ class Handler(BaseHTTPRequestHandler):
             card = {"id": MODEL, "object": "model", "max_model_len": MAX_MODEL_LEN}
             return self._json(200, {"object": "list", "data": [card]})
         if self.path == "/metrics":
+            data = (METRICS % len(self.running)).encode()
             self.send_response(200)
-            self.send_header("Content-Length", str(len(METRICS)))
+            self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(METRICS)
+            self.wfile.write(data)
             return None
         if self.path == "/version":
             return self._json(200, {"version": "fault-server"})
@@ -80,6 +83,13 @@ class Handler(BaseHTTPRequestHandler):
         return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < self.rate
 
     def do_POST(self):
+        self.running.append(self)
+        try:
+            return self._post()
+        finally:
+            self.running.remove(self)
+
+    def _post(self):
         req = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         if self.requests is not None:
             self.requests.append(req)
@@ -90,6 +100,7 @@ class Handler(BaseHTTPRequestHandler):
             fault = self.rate_fault
         if fault == "hang":
             self.released.wait()
+            self.close_connection = True   # released without an answer: the client sees the connection close
             return None
         if fault == "dead_engine":
             return self._json(500, {"error": {"message": "EngineCore encountered an issue", "type": "EngineDeadError"}})
@@ -168,7 +179,7 @@ class FaultServer(ThreadingHTTPServer):
 
 def start(port=0, fault=None, rate=0.0, rate_fault="empty_tool_calls", seed=0):
     settings = {"fault_default": fault, "rate": rate, "rate_fault": rate_fault, "seed": seed,
-                "released": threading.Event(), "requests": []}
+                "released": threading.Event(), "requests": [], "running": []}
     handler = type("H", (Handler,), settings)
     server = FaultServer(("127.0.0.1", port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
