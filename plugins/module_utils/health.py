@@ -19,13 +19,15 @@ _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def _request(url: str, api_key: Optional[str], body: Optional[dict], timeout: float,
-             limit: Optional[int] = 300) -> Tuple[int, Any]:
+             limit: Optional[int] = 300, headers: Optional[Dict[str, str]] = None) -> Tuple[int, Any]:
     """(status, body): JSON decoded, else text cut to `limit` characters (None: all of it)."""
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method="POST" if data else "GET")
     req.add_header("Content-Type", "application/json")
     if api_key:
         req.add_header("Authorization", "Bearer " + api_key)
+    for name, value in (headers or {}).items():
+        req.add_header(name, value)
     try:
         with _OPENER.open(req, timeout=timeout) as resp:
             raw = resp.read()
@@ -39,11 +41,13 @@ def _request(url: str, api_key: Optional[str], body: Optional[dict], timeout: fl
 
 
 def chat(base_url: str, model: str, api_key: Optional[str], timeout: float, max_tokens: int = 16,
-         prompt: str = PROMPT) -> Tuple[int, Any]:
-    """One short greedy chat completion."""
+         prompt: str = PROMPT, rank: Optional[int] = None) -> Tuple[int, Any]:
+    """One short greedy chat completion; with `rank`, on that data-parallel rank (vLLM's
+    X-data-parallel-rank header), so that a lost rank shows instead of hiding behind the others."""
     return _request(base_url.rstrip("/") + "/v1/chat/completions", api_key, {
         "model": model, "messages": [{"role": "user", "content": prompt}],
-        "max_tokens": max_tokens, "temperature": 0}, timeout)
+        "max_tokens": max_tokens, "temperature": 0}, timeout,
+        headers={"X-data-parallel-rank": str(rank)} if rank is not None else None)
 
 
 def answer(body: Any) -> Optional[str]:
@@ -84,7 +88,7 @@ def degenerate(text: str) -> Optional[str]:
 
 
 def probe(base_url: str, served_model_name: str, api_key: Optional[str] = None, timeout: float = 30,
-          generate: bool = True) -> Dict[str, Any]:
+          generate: bool = True, rank: Optional[int] = None) -> Dict[str, Any]:
     """One pass over the three checks; `stage` names the first that failed (or 'ready')."""
     base = base_url.rstrip("/")
     out: Dict[str, Any] = {"ready": False, "stage": "health", "detail": "", "models": [], "content": None,
@@ -107,7 +111,7 @@ def probe(base_url: str, served_model_name: str, api_key: Optional[str] = None, 
             return out
         if generate:
             out["stage"] = "generation"
-            status, body = chat(base, served_model_name, api_key, timeout)
+            status, body = chat(base, served_model_name, api_key, timeout, rank=rank)
             text = answer(body) if status == 200 else None
             if text is None:
                 out["detail"] = "chat completion answered %s: %s" % (status, body)

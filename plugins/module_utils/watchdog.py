@@ -56,6 +56,7 @@ class Probe:
     detail: str
     latency: Optional[float]      # the slowest answered request, seconds
     time: float
+    refused: bool = False         # nothing listens on the API port: the head is down or (re)starting
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class State:
     restarts_total: int = 0
     last_probe: Dict[str, Any] = field(default_factory=dict)
     last_success: Optional[float] = None
+    last_answer: Optional[float] = None  # the last probe the head's API took at all (even a failure)
     gave_up_at: Optional[float] = None
     restarts: List[Dict[str, Any]] = field(default_factory=list)   # the last KEEP_RESTARTS
 
@@ -103,6 +105,8 @@ def decide(prev: State, probe: Probe, container: Container, now: float, policy: 
     """The new state and what to do about this node's container (pure)."""
     s = replace(prev, last_probe={"time": probe.time, "ok": probe.ok, "detail": probe.detail,
                                   "latency_s": probe.latency}, restarts=list(prev.restarts))
+    if not probe.refused:
+        s.last_answer = probe.time
     if probe.ok:
         s.state, s.consecutive_failures, s.restarts_in_row, s.gave_up_at = "ok", 0, 0, None
         s.last_success = probe.time
@@ -126,9 +130,19 @@ def decide(prev: State, probe: Probe, container: Container, now: float, policy: 
     grace = grace_for(prev.restarts_in_row, policy)
     stale = (follower and policy.stale_margin > 0 and head_started is not None and container.started_at is not None
              and head_started > container.started_at + policy.stale_margin)
+    # The head's API answered after this follower started and is down now: the head restarted (docker, its
+    # watchdog, a crash), and the group this follower joined, if any, is gone. A fresh head waits for its
+    # followers, so this one restarts now to join it. While the head has not answered since this follower's
+    # start (a group load in progress), the follower keeps its grace.
+    head_gone = (follower and probe.refused and container.started_at is not None and prev.last_answer is not None
+                 and prev.last_answer > container.started_at)
     if stale:
         why = ("stale follower: the head's process started %ds after this container, so this rank belongs to a "
                "group that no longer exists" % (head_started - container.started_at))
+    elif head_gone:
+        stale = True
+        why = ("the head's API went down %ds after this follower started: the group it belonged to is gone, and a "
+               "restarted head waits for fresh followers" % (prev.last_answer - container.started_at))
     elif container.running and age is not None and age < grace:
         s.state = "grace"
         return Decision(s, "none", "%s; container started %ds ago, within its %ds grace" % (failures, age, grace))
@@ -156,17 +170,24 @@ def decide(prev: State, probe: Probe, container: Container, now: float, policy: 
 
 # ---- probe ------------------------------------------------------------------------------------
 
+def _which(i: int, count: int) -> str:
+    return "rank %d" % i if count > 1 else "request"
+
+
 def probe(endpoint: str, model: str, api_key: Optional[str], requests: int, timeout: float, max_tokens: int,
           clock: Callable[[], float] = time.time) -> Probe:
-    """`requests` concurrent greedy generations (one per DP rank); each must answer 200 with
-    text within `timeout` seconds."""
+    """`requests` concurrent greedy generations, above 1 one per data-parallel rank, each sent to
+    its rank (vLLM's X-data-parallel-rank header); each must answer 200 with text within
+    `timeout` seconds. `refused` when every request found nothing listening."""
     started = clock()
     results: List[Optional[Tuple[bool, str, float]]] = [None] * max(1, requests)
+    refusals: List[bool] = [False] * len(results)
 
     def one(i: int) -> None:
         t0 = time.monotonic()
         try:
-            status, body = health.chat(endpoint, model, api_key, timeout, max_tokens)
+            status, body = health.chat(endpoint, model, api_key, timeout, max_tokens,
+                                       rank=i if len(results) > 1 else None)
             text = health.answer(body) if status == 200 else None
             if text is None:
                 results[i] = (False, "answered %s: %s" % (status, str(body)[:160]), time.monotonic() - t0)
@@ -176,6 +197,7 @@ def probe(endpoint: str, model: str, api_key: Optional[str], requests: int, time
                 results[i] = (True, "", time.monotonic() - t0)
         except (urllib.error.URLError, socket.timeout, OSError, ValueError) as exc:
             reason = getattr(exc, "reason", exc)
+            refusals[i] = isinstance(reason, ConnectionRefusedError)
             if isinstance(reason, (socket.timeout, TimeoutError)):
                 reason = "no answer within %gs" % timeout
             results[i] = (False, str(reason), time.monotonic() - t0)
@@ -189,14 +211,14 @@ def probe(endpoint: str, model: str, api_key: Optional[str], requests: int, time
     problems = []
     for i, r in enumerate(results):
         if r is None:
-            problems.append("request %d: no answer within %gs" % (i + 1, timeout))
+            problems.append("%s: no answer within %gs" % (_which(i, len(results)), timeout))
         elif not r[0]:
-            problems.append("request %d: %s" % (i + 1, r[1]))
+            problems.append("%s: %s" % (_which(i, len(results)), r[1]))
     answered = [r[2] for r in results if r is not None and r[0]]
     latency = round(max(answered), 3) if answered else None
     if problems:
         return Probe(False, "%d of %d requests failed: %s" % (len(problems), len(results), "; ".join(problems)),
-                     latency, started)
+                     latency, started, refused=all(refusals))
     return Probe(True, "%d of %d requests answered, slowest %.2fs" % (len(results), len(results), latency or 0),
                  latency, started)
 

@@ -15,8 +15,9 @@ description:
     C(until) and show progress during a long model load. With O(container) set, the container's last log lines
     come back too, and a container that stops or restarts during the call ends it at once with C(crashed): a
     vLLM that cannot start fails in seconds instead of after the whole load timeout.
-  - O(concurrency) sends that many probes at once; all must pass. A data-parallel head spreads them over its
-    engines, so a rank that hangs (a lost follower) shows as a timed-out request.
+  - With O(ranks) above 1 (a data-parallel cluster), one probe per rank goes to that rank (vLLM's
+    C(X-data-parallel-rank) header), all at once; all must pass. A rank that hangs (a lost follower) shows as a
+    timed-out request instead of hiding behind the ranks that answer.
 version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 options:
@@ -47,8 +48,8 @@ options:
     description: Seconds each request may take.
     type: int
     default: 30
-  concurrency:
-    description: Probes sent at once in each poll; all must pass.
+  ranks:
+    description: Data-parallel ranks behind the endpoint; above 1, each poll probes every rank at once.
     type: int
     default: 1
   container:
@@ -128,17 +129,18 @@ from ansible_collections.inferops.vllm.plugins.module_utils.node_state import pa
 
 
 def probe_all(p):
-    """`concurrency` probes at once; the first failure (or the last success) is the answer."""
-    if p["concurrency"] <= 1:
+    """One probe, or one per data-parallel rank at once; the first failure (or the last success) is the answer."""
+    if p["ranks"] <= 1:
         return probe(p["url"], p["served_model_name"], p["api_key"], timeout=p["timeout"], generate=p["check_generation"])
-    with ThreadPoolExecutor(max_workers=p["concurrency"]) as pool:
-        results = list(pool.map(lambda _n: probe(p["url"], p["served_model_name"], p["api_key"], timeout=p["timeout"],
-                                                 generate=p["check_generation"]), range(p["concurrency"])))
-    failed = [result for result in results if not result["ready"]]
+    with ThreadPoolExecutor(max_workers=p["ranks"]) as pool:
+        results = list(pool.map(lambda rank: probe(p["url"], p["served_model_name"], p["api_key"], timeout=p["timeout"],
+                                                   generate=p["check_generation"], rank=rank), range(p["ranks"])))
+    failed = [(rank, result) for rank, result in enumerate(results) if not result["ready"]]
     if not failed:
         return results[-1]
-    failed[0]["detail"] = "%d of %d probes failed; %s" % (len(failed), len(results), failed[0]["detail"])
-    return failed[0]
+    rank, first = failed[0]
+    first["detail"] = "%d of %d ranks failed; rank %d: %s" % (len(failed), len(results), rank, first["detail"])
+    return first
 
 
 def container_state(module, docker, name):
@@ -155,7 +157,7 @@ def main():
         "interval": {"type": "int", "default": 5},
         "check_generation": {"type": "bool", "default": True},
         "timeout": {"type": "int", "default": 30},
-        "concurrency": {"type": "int", "default": 1},
+        "ranks": {"type": "int", "default": 1},
         "container": {"type": "str"},
         "log_lines": {"type": "int", "default": 30},
     }, supports_check_mode=True)

@@ -30,6 +30,7 @@ CLUSTERS = {   # head endpoint, nodes (head first)
     "lab": ("http://127.0.0.1:18300", ["lab-node1", "lab-node2"]),
     "lab_dp": ("http://127.0.0.1:18310", ["lab-node3", "lab-node4"]),
 }
+RANKS = {"http://127.0.0.1:18300": 1, "http://127.0.0.1:18310": 2}   # data-parallel ranks behind each head
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 STEPS = ["upgrade", "rollback", "heal", "rerun"]
 REPORTS = ""   # --reports/rollout
@@ -44,10 +45,13 @@ def check(cond: bool, msg: str) -> None:
         raise SystemExit("day two FAILED: " + msg)
 
 
-def http(url: str, body: dict | None = None, timeout: float = 30, method: str | None = None) -> tuple[int, object]:
+def http(url: str, body: dict | None = None, timeout: float = 30, method: str | None = None,
+         rank: int | None = None) -> tuple[int, object]:
     req = urllib.request.Request(url, data=json.dumps(body).encode() if body is not None else None,
                                  method=method or ("POST" if body is not None else "GET"))
     req.add_header("Content-Type", "application/json")
+    if rank is not None:
+        req.add_header("X-data-parallel-rank", str(rank))   # vLLM sends it to that data-parallel rank
     req.add_header("Authorization", "Bearer " + KEY)
     try:
         with OPENER.open(req, timeout=timeout) as resp:
@@ -61,12 +65,12 @@ def http(url: str, body: dict | None = None, timeout: float = 30, method: str | 
         return status, raw[:300].decode("utf-8", "replace")
 
 
-def generate(base: str, timeout: float = 20) -> tuple[bool, float, str]:
+def generate(base: str, timeout: float = 20, rank: int | None = None) -> tuple[bool, float, str]:
     start = time.monotonic()
     try:
         status, body = http(base + "/v1/chat/completions", {
             "model": MODEL, "messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 8,
-            "temperature": 0}, timeout)
+            "temperature": 0}, timeout, rank=rank)
     except OSError as exc:
         return False, time.monotonic() - start, str(exc)
     # the K3-format model may spend its few tokens on reasoning: any text counts as an answer
@@ -75,10 +79,12 @@ def generate(base: str, timeout: float = 20) -> tuple[bool, float, str]:
     return ok, time.monotonic() - start, "" if ok else "%s %s" % (status, str(body)[:200])
 
 
-def serves(base: str, ranks: int = 2, timeout: float = 20) -> bool:
-    """Every rank answers: two generations at once per data-parallel rank, like the watchdog."""
+def serves(base: str, timeout: float = 20) -> bool:
+    """Every data-parallel rank answers a generation sent to it, at once (a lost rank hangs)."""
+    ranks = RANKS.get(base, 1)
     results: list[bool] = []
-    threads = [threading.Thread(target=lambda: results.append(generate(base, timeout)[0])) for _ in range(ranks)]
+    threads = [threading.Thread(target=lambda r=r: results.append(generate(base, timeout, r if ranks > 1 else None)[0]))
+               for r in range(ranks)]
     for t in threads:
         t.start()
     for t in threads:
@@ -109,8 +115,10 @@ def kill_vllm(node: str) -> None:
 
 def play(playbook: str, *extra: str, log_name: str) -> tuple[int, float, str]:
     start = time.monotonic()
+    # task timings in the log, to see where a rollout spends its time
+    env = dict(os.environ, ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks")
     out = subprocess.run(["ansible-playbook", "-i", str(INVENTORY), str(ROOT / "playbooks" / playbook), *extra],
-                         capture_output=True, text=True, cwd=ROOT)
+                         capture_output=True, text=True, cwd=ROOT, env=env)
     seconds = time.monotonic() - start
     logs = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm")) / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -198,12 +206,23 @@ def step_rollback(variant: str, broken: str, figures: dict) -> None:
 
 
 def wait_until_serving(endpoint: str, deadline: float) -> float | None:
-    start = time.monotonic()
+    """Seconds until the endpoint serves on every rank twice in a row."""
+    start, streak = time.monotonic(), 0
     while time.monotonic() - start < deadline:
-        if serves(endpoint, timeout=15):
+        streak = streak + 1 if serves(endpoint, timeout=15) else 0
+        if streak == 2:
             return time.monotonic() - start
         time.sleep(3)
     return None
+
+
+def wait_until_failing(endpoint: str, deadline: float) -> bool:
+    start = time.monotonic()
+    while time.monotonic() - start < deadline:
+        if not serves(endpoint, timeout=15):
+            return True
+        time.sleep(1)
+    return False
 
 
 def step_heal(figures: dict) -> None:
@@ -212,10 +231,12 @@ def step_heal(figures: dict) -> None:
     for name, (_endpoint, nodes) in CLUSTERS.items():
         kill_vllm(nodes[1])
     killed = time.monotonic()
-    time.sleep(5)
+    broken: dict = {}
     threads = []
     for name, (endpoint, _nodes) in CLUSTERS.items():
         def watch(name=name, endpoint=endpoint):
+            # the fault must show before its healing counts
+            broken[name] = wait_until_failing(endpoint, 120)
             took = wait_until_serving(endpoint, 900 - (time.monotonic() - killed))
             healed[name] = None if took is None else round(time.monotonic() - killed)
         threads.append(threading.Thread(target=watch))
@@ -227,6 +248,7 @@ def step_heal(figures: dict) -> None:
     figures["heal"] = {name: {"seconds_to_serve": healed[name], "head_watchdog": status[name]} for name in CLUSTERS}
     log("heal: %s" % {name: healed[name] for name in CLUSTERS})
     for name in CLUSTERS:
+        check(broken[name], "killing %s's follower did not show: the check cannot see a lost rank" % name)
         check(healed[name] is not None, "%s did not serve again within 15 minutes of its follower's death" % name)
 
 

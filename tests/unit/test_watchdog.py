@@ -127,6 +127,34 @@ def test_stale_follower_restarts_at_once():
     assert off.action == "none"
 
 
+def refused(t=NOW):
+    return wd.Probe(False, "2 of 2 requests failed: rank 0: [Errno 111] Connection refused; rank 1: ...", None, t,
+                    refused=True)
+
+
+def test_a_follower_rejoins_a_head_that_went_down_after_it_started():
+    # killed and brought back by docker at NOW - 60; the head still answered at NOW - 10 (500s, a hung rank),
+    # now its API is down: it restarted, and waits for fresh followers
+    lone = wd.Container(True, True, NOW - 60)
+    s = wd.State(consecutive_failures=3, state="grace", last_answer=NOW - 10)
+    d = step(s, refused(), lone, follower=True)
+    assert d.action == "restart" and "head's API went down" in d.reason and d.delay == 0
+    # once restarted it is younger than the head's last answer: its grace holds while the group forms
+    fresh = wd.Container(True, True, NOW + 5)
+    assert step(d.state, refused(NOW + 15), fresh, now=NOW + 15, follower=True).action == "none"
+    # a group load in progress: the head never answered since this follower started
+    loading = wd.State(consecutive_failures=3, state="grace", last_answer=NOW - 120)
+    assert step(loading, refused(), lone, follower=True).action == "none"
+    # the head itself, or a head that answers (even with errors): the usual rules
+    assert step(s, refused(), lone, follower=False).action == "none"
+    assert step(s, bad(), lone, follower=True).action == "none"
+
+
+def test_the_head_answering_at_all_is_remembered():
+    assert step(wd.State(), bad(NOW - 5)).state.last_answer == NOW - 5
+    assert step(wd.State(last_answer=NOW - 50), refused()).state.last_answer == NOW - 50
+
+
 def test_stale_rule_respects_give_up():
     s = wd.State(consecutive_failures=1, restarts_in_row=3, state="grace")
     d = step(s, bad(), wd.Container(True, True, NOW - 600), follower=True, head_started=NOW - 100)
