@@ -147,7 +147,7 @@ def containers(names: List[str], run: Runner, docker: Optional[str]) -> Dict[str
         rc, out, _err = run([docker, "container", "inspect", name]) if docker else (1, "", "")
         found[name] = (parse_container_inspect(out) if rc == 0
                        else {"exists": False, "running": False, "status": None, "image": None, "labels": {},
-                          "started_at": None, "restart_count": 0, "exit_code": None})
+                             "started_at": None, "restart_count": 0, "exit_code": None})
     return found
 
 

@@ -13,7 +13,7 @@ description:
     short greedy chat completion whose content must be real text (not empty, not one repeated token).
   - Returns after at most O(wait) seconds with C(ready) and the stage reached, so a caller can retry it with
     C(until) and show progress during a long model load. With O(container) set, the container's last log lines
-    come back too, and a container that stops or restarts during the call ends it at once with C(crashed): a
+    come back too, and a container that stops or restarts during the call ends it at once with C(crashed), so a
     vLLM that cannot start fails in seconds instead of after the whole load timeout.
   - With O(ranks) above 1 (a data-parallel cluster), one probe per rank goes to that rank (vLLM's
     C(X-data-parallel-rank) header), all at once; all must pass. A rank that hangs (a lost follower) shows as a

@@ -25,8 +25,8 @@ def test_a_failed_upgrade_is_rolled_back_and_stops_the_rollout():
 
 
 def test_a_failed_rollback_says_the_cluster_does_not_serve():
-    steps = [step("a", "upgrade", False, reason="quick smoke FAILED"), step("a", "rollback", False, image="r/vllm@sha256:old",
-                                                                           reason="a: not serving")]
+    steps = [step("a", "upgrade", False, reason="quick smoke FAILED"),
+             step("a", "rollback", False, image="r/vllm@sha256:old", reason="a: not serving")]
     report = rollout.build(steps, ["a"], "upgrade")
     assert report["clusters"][0]["outcome"] == "rollback failed"
     assert "The rollback to r/vllm@sha256:old failed too (a: not serving)" in report["summary"]
