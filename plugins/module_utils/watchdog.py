@@ -8,7 +8,7 @@ generations and, after enough consecutive failures, restarts its own container.
 the container's start time and the clock. The rest reads those inputs, acts, and
 writes the status file, the Prometheus textfile and one log line.
 
-Stdlib only. The vllm_watchdog role deploys this file with health.py beside it and
+Stdlib only. The vllm_watchdog role deploys this file with health.py and node_state.py beside it and
 runs it from a systemd timer:  python3 watchdog.py --config /etc/inferops-vllm/watchdog.json"""
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -28,9 +27,10 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 try:
-    from ansible_collections.inferops.vllm.plugins.module_utils import health
-except ImportError:  # on a node: health.py lies next to this script
+    from ansible_collections.inferops.vllm.plugins.module_utils import health, node_state
+except ImportError:  # on a node: health.py and node_state.py lie next to this script
     import health  # type: ignore[no-redef]
+    import node_state  # type: ignore[no-redef]
 
 KEEP_RESTARTS = 10
 # What the config file holds (the vllm_watchdog role writes it), besides the Policy fields.
@@ -233,21 +233,6 @@ def run_command(argv: List[str]) -> Tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
-_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$")
-
-
-def parse_time(text: str) -> Optional[float]:
-    """Docker's RFC 3339 time with nanoseconds, as epoch seconds; None for its zero time."""
-    m = _TIME.match(text or "")
-    if not m or text.startswith("0001-"):
-        return None
-    stamp = datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
-    if m.group(3) != "Z":
-        sign = 1 if m.group(3)[0] == "+" else -1
-        stamp -= sign * (int(m.group(3)[1:3]) * 3600 + int(m.group(3)[4:6]) * 60)
-    return stamp + (float("0." + m.group(2)) if m.group(2) else 0.0)
-
-
 class Docker:
     def __init__(self, binary: str = "docker", runner: Runner = run_command) -> None:
         self.binary, self.runner = binary, runner
@@ -259,10 +244,12 @@ class Docker:
                 return Container(exists=False)
             return Container(exists=False, error=(err or out).strip()[:200] or "exit %d" % rc)
         try:
-            state = json.loads(out)[0]["State"]
-        except (ValueError, LookupError, TypeError) as exc:
+            read = node_state.parse_container_inspect(out)
+        except (ValueError, LookupError, TypeError, AttributeError) as exc:
             return Container(exists=False, error="unreadable docker inspect output: %s" % exc)
-        return Container(exists=True, running=bool(state.get("Running")), started_at=parse_time(state.get("StartedAt", "")))
+        # a container docker is restarting has a process to restart; only a stopped one needs `docker start`
+        return Container(exists=True, running=read["running"] or read["status"] in ("restarting", "paused"),
+                         started_at=read["started_at"])
 
     def act(self, action: str, name: str) -> Optional[str]:
         """Run `docker restart|start name`; the error, or None."""

@@ -175,7 +175,8 @@ def test_restart_history_is_bounded():
     ("", None),
 ])
 def test_docker_times(text, stamp):
-    assert wd.parse_time(text) == pytest.approx(stamp) if stamp else wd.parse_time(text) is None
+    started = wd.node_state.docker_time(text)
+    assert started == pytest.approx(stamp, abs=1e-3) if stamp else started is None
 
 
 def test_docker_inspect_through_the_runner():
@@ -258,8 +259,8 @@ def test_run_once_restarts_through_the_runner_and_writes_the_files(tmp_path):
 
 
 def test_script_runs_standalone_beside_health(tmp_path):
-    """On a node the script runs with only health.py beside it (no Ansible, no collection)."""
-    for name in ("watchdog.py", "health.py"):
+    """On a node the script runs with only health.py and node_state.py beside it (no Ansible, no collection)."""
+    for name in ("watchdog.py", "health.py", "node_state.py"):
         shutil.copy(ROOT / "plugins/module_utils" / name, tmp_path / name)
     fake = tmp_path / "docker"
     fake.write_text("#!/bin/sh\necho 'Error: No such container: vllm' >&2\nexit 1\n")
