@@ -1,6 +1,6 @@
 """Day two on the lab: a rolling upgrade under load, an upgrade that must roll back,
-a killed follower healed by the watchdog in each multi-node shape, and a re-run of
-site.yml after a fault. Every check is on the resulting state (containers, digests,
+a rolling restart, a killed follower healed by the watchdog in each multi-node shape,
+and a re-run of site.yml after a fault. Every check is on the resulting state (containers, digests,
 router workers, answers); the figures (latency, heal time, re-run vs serving time)
 go to a JSON file for docs/benchmarks.md.
 
@@ -32,7 +32,7 @@ CLUSTERS = {   # head endpoint, nodes (head first)
 }
 RANKS = {"http://127.0.0.1:18300": 1, "http://127.0.0.1:18310": 2}   # data-parallel ranks behind each head
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-STEPS = ["upgrade", "rollback", "heal", "rerun"]
+STEPS = ["upgrade", "rollback", "restart", "heal", "rerun"]
 REPORTS = ""   # --reports/rollout
 
 
@@ -205,6 +205,25 @@ def step_rollback(variant: str, broken: str, figures: dict) -> None:
     log("rollback: %.0f s: %s" % (seconds, report["summary"]))
 
 
+def step_restart(figures: dict) -> None:
+    log("rolling restart of one cluster (--limit lab,vllm_routers): drained, restarted in order, put back")
+    endpoint, nodes = CLUSTERS["lab"]
+    before = {node: container(node)["State"]["StartedAt"] for node in nodes}
+    rc, seconds, _out = play("rolling_restart.yml", "--limit", "lab,vllm_routers", "-e", "vllm_rollout_report_dir=" + REPORTS,
+                             log_name="day2-restart.log")
+    check(rc == 0, "rolling_restart.yml failed (rc=%d)" % rc)
+    after = {node: container(node)["State"]["StartedAt"] for node in nodes}
+    check(all(before[n] != after[n] for n in nodes), "not every node of lab restarted: %s -> %s" % (before, after))
+    # docker's StartedAt strings (RFC 3339, UTC) sort in time order
+    check(after[nodes[0]] < after[nodes[1]], "the follower started before the head: %s" % after)
+    report = json.loads((Path(REPORTS) / "rollout.json").read_text())
+    check([c["outcome"] for c in report["clusters"]] == ["restarted"], "rollout report: %s" % report["summary"])
+    check(serves(endpoint), "%s does not serve after the rolling restart" % endpoint)
+    check(router_workers() == sorted(e for e, _nodes in CLUSTERS.values()), "the restarted replica is not back behind the router")
+    figures["restart"] = {"seconds": round(seconds)}
+    log("rolling restart: %.0f s" % seconds)
+
+
 def wait_until_serving(endpoint: str, deadline: float) -> float | None:
     """Seconds until the endpoint serves on every rank twice in a row."""
     start, streak = time.monotonic(), 0
@@ -293,6 +312,8 @@ def main() -> None:
             step_upgrade(args.variant, figures)
         if "rollback" in args.only:
             step_rollback(args.variant, args.broken, figures)
+        if "restart" in args.only:
+            step_restart(figures)
         if "heal" in args.only:
             step_heal(figures)
         if "rerun" in args.only:
