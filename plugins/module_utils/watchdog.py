@@ -140,7 +140,9 @@ def decide(prev: State, probe: Probe, container: Container, now: float, policy: 
         why = ("stale follower: the head's process started %ds after this container, so this rank belongs to a "
                "group that no longer exists" % (head_started - container.started_at))
     elif head_gone:
-        stale = True
+        # through the follower delay, then judged again on a fresh read of the container: when
+        # Ansible is restarting the group (a rollout, a converge) it has recreated this follower by
+        # then, and a restart from here would race its stop-remove-create
         why = ("the head's API went down %ds after this follower started: the group it belonged to is gone, and a "
                "restarted head waits for fresh followers" % (prev.last_answer - container.started_at))
     elif container.running and age is not None and age < grace:

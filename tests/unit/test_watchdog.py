@@ -138,7 +138,12 @@ def test_a_follower_rejoins_a_head_that_went_down_after_it_started():
     lone = wd.Container(True, True, NOW - 60)
     s = wd.State(consecutive_failures=3, state="grace", last_answer=NOW - 10)
     d = step(s, refused(), lone, follower=True)
-    assert d.action == "restart" and "head's API went down" in d.reason and d.delay == 0
+    assert (d.action, d.delay) == ("wait", 20) and "head's API went down" in d.reason
+    d = step(s, refused(), lone, now=NOW + 20, follower=True, delayed=True)
+    assert d.action == "restart" and "head's API went down" in d.reason
+    # Ansible recreated it during the delay (a rollout): its grace holds, no restart races Ansible's
+    assert step(s, refused(), wd.Container(True, True, NOW + 10), now=NOW + 20, follower=True,
+                delayed=True).action == "none"
     # once restarted it is younger than the head's last answer: its grace holds while the group forms
     fresh = wd.Container(True, True, NOW + 5)
     assert step(d.state, refused(NOW + 15), fresh, now=NOW + 15, follower=True).action == "none"
