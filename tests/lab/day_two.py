@@ -201,11 +201,23 @@ def step_rollback(variant: str, broken: str, figures: dict) -> None:
             check(image_of(node) == variant, "%s runs %s after the rollback, not %s" % (node, image_of(node), variant))
         check(serves(endpoint), "%s does not serve after the rollback" % endpoint)
     check(router_workers() == sorted(e for e, _nodes in CLUSTERS.values()), "the rolled-back replica is not back behind the router")
+    # every node (rolled back, or never reached) records the digest it runs and the one that failed
+    for node in [n for _e, nodes in CLUSTERS.values() for n in nodes]:
+        record = json.loads(docker(node, "cat", "/var/lib/inferops-vllm/image.json"))
+        check(record["current"] == variant and broken in record["failed"] and not record["previous"],
+              "%s's image record after the rollback: %s" % (node, record))
     figures["rollback"] = {"seconds": round(seconds), "summary": report["summary"]}
     log("rollback: %.0f s: %s" % (seconds, report["summary"]))
+    # the same digest again is refused before any cluster stops, with the fix
+    rc, _seconds, out = play("upgrade.yml", "-e", "vllm_image=" + broken, "-e", "vllm_rollout_report_dir=" + REPORTS,
+                             log_name="day2-refused.log")
+    check(rc != 0 and "was rolled back on lab-node1" in out and "vllm_image_retry_failed=true" in out,
+          "upgrade.yml to the digest that was just rolled back was not refused with the fix (rc=%d)" % rc)
+    for endpoint, nodes in CLUSTERS.values():
+        check(all(image_of(node) == variant for node in nodes) and serves(endpoint), "the refused upgrade touched %s" % endpoint)
 
 
-def step_restart(figures: dict) -> None:
+def step_restart(variant: str, figures: dict) -> None:
     log("rolling restart of one cluster (--limit lab,vllm_routers): drained, restarted in order, put back")
     endpoint, nodes = CLUSTERS["lab"]
     before = {node: container(node)["State"]["StartedAt"] for node in nodes}
@@ -216,6 +228,9 @@ def step_restart(figures: dict) -> None:
     check(all(before[n] != after[n] for n in nodes), "not every node of lab restarted: %s -> %s" % (before, after))
     # docker's StartedAt strings (RFC 3339, UTC) sort in time order
     check(after[nodes[0]] < after[nodes[1]], "the follower started before the head: %s" % after)
+    # after a rollback, the digest the cluster runs: never the one that failed
+    check(all(image_of(node) == variant for node in nodes), "the restart changed lab's image: %s"
+          % {node: image_of(node) for node in nodes})
     report = json.loads((Path(REPORTS) / "rollout.json").read_text())
     check([c["outcome"] for c in report["clusters"]] == ["restarted"], "rollout report: %s" % report["summary"])
     check(serves(endpoint), "%s does not serve after the rolling restart" % endpoint)
@@ -271,7 +286,7 @@ def step_heal(figures: dict) -> None:
         check(healed[name] is not None, "%s did not serve again within 15 minutes of its follower's death" % name)
 
 
-def step_rerun(figures: dict) -> None:
+def step_rerun(variant: str, figures: dict) -> None:
     log("kill the TP follower, re-run site.yml at once: it must not return before the cluster serves")
     endpoint, nodes = CLUSTERS["lab"]
     kill_vllm(nodes[1])
@@ -286,7 +301,8 @@ def step_rerun(figures: dict) -> None:
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
-    rc, seconds, _out = play("site.yml", "--skip-tags", "smoke", log_name="day2-rerun.log")
+    # the digest the lab runs since the upgrade: the fault is the only change
+    rc, seconds, _out = play("site.yml", "--skip-tags", "smoke", "-e", "vllm_image=" + variant, log_name="day2-rerun.log")
     serving_at_return = serves(endpoint)
     watcher.join(timeout=1200)
     figures["rerun"] = {"site_yml_returned_s": round(seconds), "cluster_served_s": round(first_served[0]) if first_served else None,
@@ -313,11 +329,11 @@ def main() -> None:
         if "rollback" in args.only:
             step_rollback(args.variant, args.broken, figures)
         if "restart" in args.only:
-            step_restart(figures)
+            step_restart(args.variant, figures)
         if "heal" in args.only:
             step_heal(figures)
         if "rerun" in args.only:
-            step_rerun(figures)
+            step_rerun(args.variant, figures)
     finally:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")

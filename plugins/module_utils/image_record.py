@@ -1,0 +1,69 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A node's image record (image.json): the digest it runs, the one before it for rollback,
+and the digests that a rollout rolled back, which a converge refuses unless told otherwise.
+
+Record: {"current": ref, "previous": ref | None, "vllm_version": str | None,
+         "previous_vllm_version": str | None, "failed": [ref, ...]}
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+Record = Dict[str, Any]
+
+
+def _digest(ref: Optional[str]) -> str:
+    # a rolled-back digest is the same image whether it came through a mirror or not
+    return (ref or "").rpartition("@")[2]
+
+
+def failed_with(record: Record, ref: str) -> Optional[str]:
+    """The recorded failed reference with ref's digest, or None."""
+    return next((f for f in record.get("failed") or [] if _digest(f) == _digest(ref)), None)
+
+
+def after_pull(record: Record, ref: str, vllm_version: Optional[str]) -> Record:
+    """The record once the node has ref to run: unchanged when it already runs it."""
+    if record.get("current") == ref:
+        return record
+    return {
+        "current": ref,
+        "previous": record.get("current"),
+        "vllm_version": vllm_version,
+        "previous_vllm_version": record.get("vllm_version"),
+        # tried again on purpose: it is no longer known to fail
+        "failed": [f for f in record.get("failed") or [] if _digest(f) != _digest(ref)],
+    }
+
+
+def after_rollback(record: Record) -> Record:
+    """The record once the node went back to its previous digest: that one runs again, the
+    one it left is failed, and nothing older is known to roll back to."""
+    if not record.get("previous"):
+        return record
+    failed: List[str] = list(record.get("failed") or [])
+    if record.get("current") and not failed_with(record, record["current"]):
+        failed.append(record["current"])
+    return {
+        "current": record["previous"],
+        "previous": None,
+        "vllm_version": record.get("previous_vllm_version"),
+        "previous_vllm_version": None,
+        "failed": failed,
+    }
+
+
+def refusal(record: Record, ref: str, node: str, allow_failed: bool) -> str:
+    """Why this node must not move to ref (a digest a rollout rolled back here), or ""."""
+    failed = failed_with(record, ref)
+    if not failed or allow_failed or record.get("current") == ref:
+        return ""
+    return (
+        "vllm_image %s was rolled back on %s by an upgrade that failed with it (%s records it as failed; "
+        "the rollout report in reports/rollout says why). Set vllm_image back to the digest the node runs (%s), "
+        "or set vllm_image_retry_failed=true to try this digest again."
+        % (ref, node, "image.json", record.get("current") or "none recorded")
+    )
