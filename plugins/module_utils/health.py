@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
+import time
 import urllib.error
 import urllib.request
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
+
+T = TypeVar("T")
 
 PROMPT = "List the numbers from one to eight, separated by commas."
 # The endpoint is the node's own or the cluster's: never through an HTTP proxy from the environment.
@@ -85,6 +89,24 @@ def degenerate(text: str) -> Optional[str]:
     if len(text) >= 8 and len(set(text.replace(" ", ""))) == 1:
         return "the generation repeats one character (%r)" % text.strip()[0]
     return None
+
+
+def each_rank(ranks: int, call: Callable[[Optional[int]], T], deadline: float) -> List[Optional[T]]:
+    """call(rank) for every data-parallel rank at once, call(None) (no rank header) for a single
+    one. None where a call had not returned within `deadline` seconds: a rank that hangs shows
+    as a missing answer instead of holding up the verdict."""
+    results: List[Optional[T]] = [None] * max(1, ranks)
+
+    def one(i: int) -> None:
+        results[i] = call(i if len(results) > 1 else None)
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(results))]
+    for thread in threads:
+        thread.start()
+    end = time.monotonic() + deadline
+    for thread in threads:
+        thread.join(max(0.0, end - time.monotonic()))
+    return list(results)
 
 
 def probe(base_url: str, served_model_name: str, api_key: Optional[str] = None, timeout: float = 30,

@@ -182,34 +182,26 @@ def probe(endpoint: str, model: str, api_key: Optional[str], requests: int, time
     its rank (vLLM's X-data-parallel-rank header); each must answer 200 with text within
     `timeout` seconds. `refused` when every request found nothing listening."""
     started = clock()
-    results: List[Optional[Tuple[bool, str, float]]] = [None] * max(1, requests)
-    refusals: List[bool] = [False] * len(results)
 
-    def one(i: int) -> None:
+    def one(rank: Optional[int]) -> Tuple[bool, str, float, bool]:
+        """(answered, why not, seconds, connection refused)"""
         t0 = time.monotonic()
         try:
-            status, body = health.chat(endpoint, model, api_key, timeout, max_tokens,
-                                       rank=i if len(results) > 1 else None)
-            text = health.answer(body) if status == 200 else None
-            if text is None:
-                results[i] = (False, "answered %s: %s" % (status, str(body)[:160]), time.monotonic() - t0)
-            elif not text.strip():
-                results[i] = (False, "answered 200 with no text", time.monotonic() - t0)
-            else:
-                results[i] = (True, "", time.monotonic() - t0)
+            status, body = health.chat(endpoint, model, api_key, timeout, max_tokens, rank=rank)
         except (urllib.error.URLError, socket.timeout, OSError, ValueError) as exc:
             reason = getattr(exc, "reason", exc)
-            refusals[i] = isinstance(reason, ConnectionRefusedError)
+            refused = isinstance(reason, ConnectionRefusedError)
             if isinstance(reason, (socket.timeout, TimeoutError)):
                 reason = "no answer within %gs" % timeout
-            results[i] = (False, str(reason), time.monotonic() - t0)
+            return False, str(reason), time.monotonic() - t0, refused
+        text = health.answer(body) if status == 200 else None
+        if text is None:
+            return False, "answered %s: %s" % (status, str(body)[:160]), time.monotonic() - t0, False
+        if not text.strip():
+            return False, "answered 200 with no text", time.monotonic() - t0, False
+        return True, "", time.monotonic() - t0, False
 
-    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(results))]
-    for t in threads:
-        t.start()
-    deadline = time.monotonic() + timeout + 1
-    for t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
+    results = health.each_rank(requests, one, timeout + 1)
     problems = []
     for i, r in enumerate(results):
         if r is None:
@@ -220,7 +212,7 @@ def probe(endpoint: str, model: str, api_key: Optional[str], requests: int, time
     latency = round(max(answered), 3) if answered else None
     if problems:
         return Probe(False, "%d of %d requests failed: %s" % (len(problems), len(results), "; ".join(problems)),
-                     latency, started, refused=all(refusals))
+                     latency, started, refused=all(r is not None and r[3] for r in results))
     return Probe(True, "%d of %d requests answered, slowest %.2fs" % (len(results), len(results), latency or 0),
                  latency, started)
 

@@ -120,26 +120,26 @@ log_tail:
 """
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils.health import probe
+from ansible_collections.inferops.vllm.plugins.module_utils.health import each_rank, probe
 from ansible_collections.inferops.vllm.plugins.module_utils.node_state import parse_container_inspect
 
 
 def probe_all(p):
     """One probe, or one per data-parallel rank at once; the first failure (or the last success) is the answer."""
-    if p["ranks"] <= 1:
-        return probe(p["url"], p["served_model_name"], p["api_key"], timeout=p["timeout"], generate=p["check_generation"])
-    with ThreadPoolExecutor(max_workers=p["ranks"]) as pool:
-        results = list(pool.map(lambda rank: probe(p["url"], p["served_model_name"], p["api_key"], timeout=p["timeout"],
-                                                   generate=p["check_generation"], rank=rank), range(p["ranks"])))
+    # a probe makes up to three requests, each bounded by the timeout
+    results = each_rank(p["ranks"], lambda rank: probe(p["url"], p["served_model_name"], p["api_key"], timeout=p["timeout"],
+                                                       generate=p["check_generation"], rank=rank), 3 * p["timeout"] + 1)
+    results = [r if r is not None else {"ready": False, "stage": "generation", "detail": "no answer within %ds" % (3 * p["timeout"]),
+                                        "models": [], "content": None, "max_model_len": None} for r in results]
     failed = [(rank, result) for rank, result in enumerate(results) if not result["ready"]]
     if not failed:
         return results[-1]
     rank, first = failed[0]
-    first["detail"] = "%d of %d ranks failed; rank %d: %s" % (len(failed), len(results), rank, first["detail"])
+    if len(results) > 1:
+        first["detail"] = "%d of %d ranks failed; rank %d: %s" % (len(failed), len(results), rank, first["detail"])
     return first
 
 
