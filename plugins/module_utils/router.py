@@ -218,23 +218,6 @@ def router_config(settings: Mapping[str, Any], clusters: Iterable[Mapping[str, A
     return config
 
 
-def argv(config: Mapping[str, Any]) -> List[str]:
-    """{flag: value} as command-line words: true is the flag alone, false and null leave it out, a list
-    gives the flag once followed by every item. (The role's launcher has its own copy: it runs in the
-    router's venv, without the collection.)"""
-    words: List[str] = []
-    for flag, value in config.items():
-        if value is None or value is False:
-            continue
-        if value is True:
-            words.append("--" + flag)
-        elif isinstance(value, (list, tuple)):
-            words += ["--" + flag] + [str(v) for v in value]
-        else:
-            words += ["--" + flag, str(value)]
-    return words
-
-
 # --- runtime worker management ---------------------------------------------------------------------
 
 def _call(method: str, url: str, timeout: float, api_key: Optional[str] = None) -> Tuple[int, str]:

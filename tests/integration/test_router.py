@@ -23,7 +23,7 @@ import fault_server
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTROLLER_VENV = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm")) / "venv"
-LAUNCHER = ROOT / "roles/vllm_router/files/launch_router.py"
+LAUNCHER = ROOT / "plugins/module_utils/router_launch.py"   # installed as launch_router.py
 VENV = os.environ.get("INFEROPS_ROUTER_VENV", "")
 ROUTER_PORT, PROMETHEUS_PORT, WORKER_PORTS = 18470, 18471, (18472, 18473)
 ROUTER = "http://127.0.0.1:%d" % ROUTER_PORT

@@ -1,6 +1,5 @@
 """vllm_router: the router's arguments and workers from the role's variables, the refusals (each names the
 variable, the value and the fix), the launcher's argv, the drain's reading of /metrics and the worker API logic."""
-import importlib.util
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -10,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
-from ansible_collections.inferops.vllm.plugins.module_utils import router
+from ansible_collections.inferops.vllm.plugins.module_utils import router, router_launch
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLE = ROOT / "roles/vllm_router"
@@ -33,10 +32,7 @@ PLANNED = [summary("k3", "http://10.0.0.5:8000"), summary("k3", "http://10.0.0.5
 
 
 def launcher():
-    spec = importlib.util.spec_from_file_location("launch_router", ROLE / "files/launch_router.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return router_launch
 
 
 def test_defaults_give_every_argument_and_one_worker_per_cluster():
@@ -125,7 +121,7 @@ def test_extra_args_pass_through():
     config = router.router_config(defaults(vllm_router_extra_args={"max-concurrent-requests": 256, "queue_size": 512,
                                                                    "request-id-headers": ["x-a", "x-b"]}), PLANNED)
     assert config["max-concurrent-requests"] == 256 and config["queue-size"] == 512
-    assert router.argv({"request-id-headers": ["x-a", "x-b"]}) == ["--request-id-headers", "x-a", "x-b"]
+    assert router_launch.argv({"request-id-headers": ["x-a", "x-b"]}) == ["--request-id-headers", "x-a", "x-b"]
     with pytest.raises(router.RouterError):
         router.router_config(defaults(vllm_router_extra_args={"bad flag": 1}), PLANNED)
     with pytest.raises(router.RouterError):
@@ -150,11 +146,10 @@ def test_numbers_are_checked():
     assert router.router_config(defaults(vllm_router_port="9000"), PLANNED)["port"] == 9000
 
 
-def test_launcher_builds_the_same_argv_and_keeps_the_key_out_of_the_config(tmp_path):
+def test_launcher_turns_the_config_into_router_words_and_reads_the_key(tmp_path):
     module = launcher()
     config = router.router_config(defaults(vllm_router_retries=False), PLANNED)
-    assert module.argv(config) == router.argv(config)
-    assert "--disable-retries" in router.argv(config) and "--disable-circuit-breaker" not in router.argv(config)
+    assert "--disable-retries" in module.argv(config) and "--disable-circuit-breaker" not in module.argv(config)
     key = tmp_path / "key"
     assert module.read_key(str(key)) is None
     key.write_text("  s3cret\n")

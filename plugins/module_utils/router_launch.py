@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.vllm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Start vLLM's router (vllm-router) from the role's files, with the API key kept off the command line.
+"""Start vLLM's router (vllm-router) with the API key kept off the command line. The vllm_router role
+installs this file in the router's venv as launch_router.py; it needs only the standard library.
 
 usage: launch_router.py CONFIG.json [--api-key-file FILE] [--check]
 
@@ -12,14 +13,19 @@ router's arguments inside this process, parsed by the router's own parser and st
 Python API, so /proc/<pid>/cmdline never shows the key. --check only parses the configuration (the
 role validates a new configuration with it before putting it in place)."""
 
+from __future__ import annotations
+
 import argparse
 import json
 import os
 import sys
+from typing import Any, List, Mapping, Optional
 
 
-def argv(config):
-    words = []
+def argv(config: Mapping[str, Any]) -> List[str]:
+    """{flag: value} as command-line words: true is the flag alone, false and null leave it out, a list
+    gives the flag once followed by every item."""
+    words: List[str] = []
     for flag, value in config.items():
         if value is None or value is False:
             continue
@@ -32,7 +38,7 @@ def argv(config):
     return words
 
 
-def read_key(path):
+def read_key(path: Optional[str]) -> Optional[str]:
     """The key from the file (surrounding whitespace dropped); None when there is no file or it is empty."""
     if not path or not os.path.exists(path):
         return None
@@ -40,7 +46,7 @@ def read_key(path):
         return f.read().strip() or None
 
 
-def main(args):
+def main(args: List[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("config", help="JSON object of router flags")
     parser.add_argument("--api-key-file", help="file holding the key the router sends to the workers")
