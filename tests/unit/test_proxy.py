@@ -3,6 +3,7 @@
 The role test runs the real role on this machine into a scratch root (host_proxy_root), so it
 never touches this machine's apt, systemd or dockerd; a Molecule scenario can set inferops_proxy
 and assert the same files on a node."""
+import json
 import os
 import stat
 import subprocess
@@ -124,7 +125,7 @@ def run_role(tmp_path, proxy, *extra):
     playbook.write_text("- name: Proxy\n  hosts: localhost\n  connection: local\n  gather_facts: false\n"
                         "  roles: [inferops.vllm.host_proxy]\n")
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
-    (tmp_path / "vars.yml").write_text(__import__("json").dumps(
+    (tmp_path / "vars.yml").write_text(json.dumps(
         {"inferops_proxy": proxy, "host_proxy_root": str(tmp_path / "root"), "vllm_image_mirror": "mirror.site:5000",
          "ansible_python_interpreter": sys.executable}))
     result = subprocess.run([PLAYBOOK, "-i", "localhost,", str(playbook), "-e", "@" + str(tmp_path / "vars.yml"),
