@@ -12,7 +12,7 @@ name: proxy_settings
 short_description: The site's forward proxy (inferops_proxy) checked and rendered for apt, dnf, dockerd and downloads
 description:
   - Takes C(inferops_proxy) (a dict with C(http), C(https) and C(no_proxy); empty or null for no proxy) and returns
-    what the M(inferops.vllm.host_proxy) role writes and the environment the roles' downloads use.
+    what the C(inferops.vllm.host_proxy) role writes and the environment the roles' downloads use.
   - Never fails; a wrong value gives no proxy and one message in C(problems), which names C(inferops_proxy), the value
     (a password shown as C(***)) and the fix.
 options:

@@ -12,7 +12,7 @@ name: vendor_driver
 short_description: Whether a node's NVIDIA driver is managed by another party (DGX OS, the distribution, a .run install)
 description:
   - Takes the C(gpu_facts) of M(inferops.vllm.gpu_facts) and the role's package read (M(inferops.vllm.node_state)) and
-    returns what the M(inferops.vllm.nvidia_driver) role does with the driver, with the evidence and a message.
+    returns what the C(inferops.vllm.nvidia_driver) role does with the driver, with the evidence and a message.
   - The evidence is C(/etc/dgx-release), C(/usr/bin/nvidia-uninstall), the distribution's own driver packages, and a
     running driver (C(nvidia-smi) or a loaded module) while none of the packages the role installs is installed.
 options:

@@ -64,8 +64,9 @@ def node_evidence(facts: Mapping[str, Any]) -> List[str]:
     out = []
     release = vendor.get("dgx_release")
     if release is not None:
-        name = " ".join(v for v in (release.get("DGX_NAME") or release.get("DGX_PRETTY_NAME") or "DGX OS",
-                                     release.get("DGX_SWBUILD_VERSION") or release.get("DGX_OTA_VERSION") or "") if v)
+        parts = (release.get("DGX_NAME") or release.get("DGX_PRETTY_NAME") or "DGX OS",
+                 release.get("DGX_SWBUILD_VERSION") or release.get("DGX_OTA_VERSION") or "")
+        name = " ".join(v for v in parts if v)
         out.append("%s (%s): DGX OS installs and updates the driver" % (DGX_RELEASE, name))
     if vendor.get("run_installer"):
         out.append("%s: a driver installed with NVIDIA's .run installer" % RUN_INSTALLER)

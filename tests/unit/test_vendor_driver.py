@@ -47,8 +47,8 @@ def test_parse_dpkg_keeps_installed_packages_only():
 
 
 def test_parse_rpm():
-    assert v.parse_rpm("kmod-nvidia-580\t580.95.05-1.el9\n\n") == [{"name": "kmod-nvidia-580",
-                                                                     "version": "580.95.05-1.el9"}]
+    expected = [{"name": "kmod-nvidia-580", "version": "580.95.05-1.el9"}]
+    assert v.parse_rpm("kmod-nvidia-580\t580.95.05-1.el9\n\n") == expected
 
 
 class FakeModule:
