@@ -18,7 +18,7 @@ from ansible.errors import AnsibleError, AnsibleUndefinedVariable
 from ansible.plugins.action import ActionBase
 from ansible.template import Templar
 
-from ansible_collections.inferops.vllm.plugins.module_utils import role_vars
+from ansible_collections.inferops.vllm.plugins.module_utils import proxy, role_vars
 from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (
     DRIVER_VARS, SECRET_ENV, VAR_TYPES, ClusterError)
 from ansible_collections.inferops.vllm.plugins.module_utils.plan import READ_NAMES, cluster_name_of, compile_cluster
@@ -30,7 +30,7 @@ SECRET_VARS = frozenset(SECRET_ENV.values())
 PLAN_OPTIONAL = frozenset({"vllm_image"})
 # The roles playbooks/site.yml runs after the plan (tests/unit/test_site_role_vars.py keeps this in step):
 # their inventory variables are checked here, before any host is contacted.
-SITE_ROLES = ("preflight", "nvidia_driver", "rocm", "container_runtime", "vllm_image", "fabric_check",
+SITE_ROLES = ("host_proxy", "preflight", "nvidia_driver", "rocm", "container_runtime", "vllm_image", "fabric_check",
               "vllm_serve", "vllm_watchdog", "vllm_router", "smoke_test")
 ROLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles")
 _ROLE_OPTIONS = {}
@@ -45,7 +45,8 @@ def role_options():
             with open(os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml"), encoding="utf-8") as handle:
                 spec = yaml.safe_load(handle)["argument_specs"]["main"]
             for name, option in (spec.get("options") or {}).items():
-                if name in VAR_TYPES or name in DRIVER_VARS or name in SECRET_VARS or option.get("no_log"):
+                if (name in VAR_TYPES or name in DRIVER_VARS or name in SECRET_VARS or option.get("no_log")
+                        or name == proxy.VARIABLE):   # checked by proxy.problems, which hides a password
                     continue
                 _ROLE_OPTIONS.setdefault(name, (role, option))
     return _ROLE_OPTIONS
@@ -76,6 +77,23 @@ def set_role_vars(hvars, options, loader):
         except AnsibleError:
             continue
     return out
+
+
+def proxy_lines(vars_of, hosts):
+    """inferops_proxy checked once per distinct value (a site sets it once): one line per wrong value,
+    naming the hosts, with any password shown as ***."""
+    found = {}
+    for host in hosts:
+        hvars = vars_of(host)
+        if proxy.VARIABLE not in hvars:
+            continue
+        try:
+            value = hvars[proxy.VARIABLE]
+        except AnsibleError:
+            continue
+        for problem in proxy.problems(value):
+            found.setdefault(problem, []).append(host)
+    return ["%s (%s)" % (problem, role_vars.shown_hosts(hosts)) for problem, hosts in found.items()]
 
 
 def _write(path, text, mode, check):
@@ -196,6 +214,7 @@ class ActionModule(ActionBase):
         options = role_options()
         play_hosts = task_vars.get("ansible_play_batch") or [task_vars["inventory_hostname"]]
         lines = role_vars.check(options, ((host, set_role_vars(vars_of(host), options, self._loader)) for host in play_hosts))
+        lines += proxy_lines(vars_of, play_hosts)
         variable = lines[0].split("=", 1)[0] if lines else None
         launches = {}
         warnings = []

@@ -11,12 +11,18 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.inferops.vllm.plugins.module_utils.rules import FABRICS
+from ansible_collections.inferops.vllm.plugins.module_utils.vendor_driver import node_evidence
 
 
 def driver_problem(facts: Dict[str, Any], host: str, min_branch: int) -> Optional[str]:
     branch = facts.get("driver_branch")
     if facts.get("vendor") != "nvidia" or branch is None or int(branch) >= min_branch:
         return None
+    vendor = node_evidence(facts)
+    if vendor:   # the nvidia_driver role never replaces such a driver: the fix is the vendor's
+        return ("%s runs NVIDIA driver %s (branch %s); CUDA 13 vLLM images need branch %d+. Its vendor manages it (%s): "
+                "upgrade it through the vendor to branch %d or newer (nvidia_driver_vendor_managed)."
+                % (host, facts.get("driver_version"), branch, min_branch, "; ".join(vendor), min_branch))
     return ("%s runs NVIDIA driver %s (branch %s); CUDA 13 vLLM images need branch %d+. Set nvidia_driver_branch to "
             "%d or newer and run the nvidia_driver role (site.yml --tags drivers)."
             % (host, facts.get("driver_version"), branch, min_branch, min_branch))

@@ -11,6 +11,9 @@ short_description: Report a node's GPUs, driver, fabric services, InfiniBand dev
 description:
   - Reads C(nvidia-smi) (query CSV and banner) or C(amd-smi) (JSON), the Fabric Manager and IMEX services,
     C(nvidia-imex-ctl -N), C(/sys/class/infiniband), C(mokutil --sb-state) and the running kernel.
+  - Also what says that another party manages the NVIDIA driver (C(vendor_driver)), C(/etc/dgx-release) (DGX OS),
+    C(/usr/bin/nvidia-uninstall) (NVIDIA's .run installer) and the distribution's own driver packages
+    (C(linux-modules-nvidia-*), C(nvidia-driver-*-server); C(kmod-nvidia*), C(akmod-nvidia*) on RPM systems).
   - Read-only. Tools that are not installed are reported as absent, not as errors.
 version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
@@ -63,7 +66,9 @@ ansible_facts:
           C(rocm_version), C(driver_error) (why the vendor tool failed), C(loaded_module_version)
           (C(/sys/module/nvidia/version)), C(fabric_manager) and C(imex) (C(installed), C(active), C(enabled);
           IMEX also C(domain_state) and C(nodes)), C(infiniband) (devices with ports and state),
-          C(secure_boot) (true, false or null) and C(kernel).
+          C(secure_boot) (true, false or null), C(kernel) and C(vendor_driver) (C(dgx_release), the parsed
+          C(/etc/dgx-release) or null; C(run_installer), true when C(/usr/bin/nvidia-uninstall) exists; C(packages),
+          the distribution's NVIDIA driver packages installed, each C(name) and C(version)).
       type: dict
       returned: always
       sample: {vendor: nvidia, model: H200, models: [H200], count: 8, memory_mib: 143771, driver_version: 580.105.08,
@@ -80,6 +85,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.vllm.plugins.module_utils import gpu_facts as parse
 from ansible_collections.inferops.vllm.plugins.module_utils import node_state
+from ansible_collections.inferops.vllm.plugins.module_utils import vendor_driver as vendor
 
 
 def run(module, args):
@@ -134,6 +140,25 @@ def amd(module, facts):
         facts["driver_version"] = versions["driver_version"]
 
 
+def vendor_driver(module):
+    """What says that another party manages the NVIDIA driver (module_utils/vendor_driver.py decides)."""
+    out = {"dgx_release": None, "run_installer": os.path.exists(vendor.RUN_INSTALLER), "packages": []}
+    try:
+        with open(vendor.DGX_RELEASE, encoding="utf-8") as fh:
+            out["dgx_release"] = vendor.parse_release(fh.read())
+    except OSError:
+        pass
+    dpkg, rpm = module.get_bin_path("dpkg-query"), module.get_bin_path("rpm")
+    if dpkg:   # rc 1 when a pattern matches nothing: the matches are still printed
+        _rc, text, _err = run(module, [dpkg, "-W", "-f", "${Package}\t${db:Status-Abbrev}\t${Version}\n"]
+                              + list(vendor.DPKG_PATTERNS))
+        out["packages"] = vendor.parse_dpkg(text)
+    elif rpm:
+        _rc, text, _err = run(module, [rpm, "-qa", "--qf", "%{NAME}\t%{VERSION}-%{RELEASE}\n"] + list(vendor.RPM_PATTERNS))
+        out["packages"] = vendor.parse_rpm(text)
+    return out
+
+
 def main():
     module = AnsibleModule(argument_spec={"sysfs_root": {"type": "path", "default": "/sys"},
                                           "memory_usage": {"type": "bool", "default": False},
@@ -160,6 +185,7 @@ def main():
         if rc == 0:
             facts["imex"].update(parse.parse_imex_status(out))
     facts["infiniband"] = parse.read_infiniband(module.params["sysfs_root"])
+    facts["vendor_driver"] = vendor_driver(module)
     mokutil = module.get_bin_path("mokutil")
     facts["secure_boot"] = None
     if mokutil:
