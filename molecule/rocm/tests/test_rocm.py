@@ -28,3 +28,11 @@ def test_docker_with_amd_runtime(host):
     assert config["runtimes"]["amd"]["path"] == "amd-container-runtime"
     assert "cdi" not in config.get("features", {})
     assert host.service("docker").is_running
+
+
+def test_reached_over_ssh_as_a_non_root_user_with_a_sudo_password(host):
+    """The converge ran as ops over SSH on the node's own address, escalating with the become password."""
+    assert host.user().name == "ops"
+    assert host.run("sudo -n true").rc != 0   # sudo asks for a password: Ansible had to give it
+    listening = host.check_output("ss -Hltn")
+    assert "127.0.1.11:2222" in listening and "0.0.0.0:2222" not in listening
