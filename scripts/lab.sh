@@ -49,6 +49,9 @@ case $ACTION in
       timed molecule destroy -s lab >/dev/null 2>&1 || true
     fi
     timed molecule reset -s lab >/dev/null 2>&1 || true
+    # a new SSH key for every run of the nodes (molecule/_shared/create.yml; the inventory reads it)
+    export INFEROPS_SSH_KEY=$INFEROPS_CACHE/lab-ssh/key
+    rm -f "$INFEROPS_SSH_KEY" "$INFEROPS_SSH_KEY.pub"
     timed molecule create -s lab
     timed molecule prepare -s lab
     REPORTS=${INFEROPS_LAB_REPORTS:-$REPO_ROOT/reports}
@@ -59,6 +62,8 @@ case $ACTION in
     log "smoke play: $((SECONDS - smoke_start)) s; reports: $REPORTS/{lab,lab_dp,router-lab-node1}/smoke.md"
     cat "$REPORTS/lab/smoke.md" "$REPORTS/lab_dp/smoke.md" "$REPORTS/router-lab-node1/smoke.md"
     if [[ $ACTION == test ]]; then
+      # every node's vLLM got its own address, and Ansible came in over SSH as ops
+      python3 tests/lab/addresses.py
       # the image record carries the vLLM version that vllm_image read in the pulled image
       record=$(docker exec lab-node1 cat /var/lib/inferops-vllm/image.json)
       grep -q '"vllm_version": "0.32.0"' <<<"$record" || die "lab-node1's image record lacks the image's vLLM version: $record"

@@ -27,10 +27,10 @@ KEY = "lab-key-not-a-secret"
 MODEL = "tiny-k3"
 ROUTER = "http://127.0.0.1:18480"
 CLUSTERS = {   # head endpoint, nodes (head first)
-    "lab": ("http://127.0.0.1:18300", ["lab-node1", "lab-node2"]),
-    "lab_dp": ("http://127.0.0.1:18310", ["lab-node3", "lab-node4"]),
+    "lab": ("http://127.0.1.1:18300", ["lab-node1", "lab-node2"]),      # each head's own address
+    "lab_dp": ("http://127.0.1.3:18310", ["lab-node3", "lab-node4"]),
 }
-RANKS = {"http://127.0.0.1:18300": 1, "http://127.0.0.1:18310": 2}   # data-parallel ranks behind each head
+RANKS = {"http://127.0.1.1:18300": 1, "http://127.0.1.3:18310": 2}   # data-parallel ranks behind each head
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 STEPS = ["upgrade", "rollback", "restart", "heal", "rerun"]
 REPORTS = ""   # --reports/rollout
