@@ -153,7 +153,7 @@ def stash(launches):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset({"output_dir", "show", "take"})
+    _VALID_ARGS = frozenset({"output_dir", "show", "take", "overrides"})
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -161,6 +161,7 @@ class ActionModule(ActionBase):
         # checked here once: site.yml's entry point has no per-host argument validation
         _spec, args = self.validate_argument_spec(argument_spec={"output_dir": {"type": "str", "default": ""},
                                                                  "show": {"type": "bool", "default": False},
+                                                                 "overrides": {"type": "dict", "default": {}},
                                                                  "take": {"type": "str"}})
         if args["take"]:
             return self._take(result, args["take"], task_vars["inventory_hostname"])
@@ -225,7 +226,7 @@ class ActionModule(ActionBase):
                     continue
                 del notes[:]
                 compiled = compile_cluster(cluster_name_of(host, host_vars(host)), task_vars["groups"], host_vars,
-                                           cluster_of)
+                                           cluster_of, overrides=args["overrides"])
                 summary = next(iter(compiled.values()))["cluster"]   # one summary, shared by the nodes
                 summary["warnings"] += notes
                 warnings += summary["warnings"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils import hardware, rules, vllm_surface
-from ansible_collections.inferops.vllm.plugins.module_utils import image_ref
+from ansible_collections.inferops.vllm.plugins.module_utils import image_ref, node_layout
 from ansible_collections.inferops.vllm.plugins.module_utils.profiles import PROFILES
 
 STRATEGIES = {
@@ -61,7 +61,7 @@ CLUSTER_DEFAULTS: Dict[str, Any] = {
     "vllm_env": {},
     "vllm_gpu_access": "gpus",
     "vllm_container_privileged": False,
-    "vllm_model_cache_dir": "/var/lib/inferops-vllm/huggingface",
+    "vllm_model_cache_dir": node_layout.default("state_dir") + "/huggingface",
     "vllm_nvlink_domain": None,
 }
 # Variables that may differ between hosts. vllm_args/vllm_env may too, but the

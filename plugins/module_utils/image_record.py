@@ -67,3 +67,11 @@ def refusal(record: Record, ref: str, node: str, allow_failed: bool) -> str:
         "or set vllm_image_retry_failed=true to try this digest again."
         % (ref, node, "image.json", record.get("current") or "none recorded")
     )
+
+
+def to_run(record: Record, previous: bool, unrecorded: str = "") -> str:
+    """The image a node runs: the recorded digest, the one before it when rolling back (or "" when there
+    is none), or, with no record yet (check mode before the first pull), the reference being pulled."""
+    if not record.get("current"):
+        return unrecorded or ""
+    return (record.get("previous") if previous else record["current"]) or ""

@@ -169,3 +169,11 @@ def missing_packages(state: Dict[str, Optional[dict]], names: Iterable[str], pin
 def unheld_packages(state: Dict[str, Optional[dict]], names: Iterable[str]) -> List[str]:
     """Names that are installed but not on hold (apt-mark hold), so a hold task has something to do."""
     return [name for name in names if state.get(name) is not None and not state[name].get("hold")]
+
+
+def installed_version(package: Optional[dict]) -> str:
+    """The upstream version of an installed package (no Debian or RPM release: `580.95.05-1` is `580.95.05`),
+    "" when it is not installed: what the driver roles compare with the loaded module and pin their add-ons to."""
+    if not package or not package.get("version"):
+        return ""
+    return str(package["version"]).split("-", 1)[0]

@@ -49,11 +49,20 @@ def _refuse_outsiders(name: str, groups: Mapping[str, Sequence[str]], inventory_
 def compile_cluster(name: str, groups: Mapping[str, Sequence[str]],
                     host_vars: Callable[[str], Mapping[str, Any]],
                     cluster_of: Optional[Callable[[str], Any]] = None,
-                    scan_as: Optional[str] = None) -> Dict[str, Dict[str, Any]]:
+                    scan_as: Optional[str] = None,
+                    overrides: Optional[Mapping[str, Any]] = None) -> Dict[str, Dict[str, Any]]:
     """Compile the cluster whose group is `name`; host_vars(host) gives a host's variables.
     With cluster_of(host) (its vllm_cluster), the hosts of groups['all'] are checked for naming
     this cluster from outside its group: once per cluster, when compiling for its head (scan_as),
-    and whenever the cluster is refused (a missing host is the likelier cause than a numbering slip)."""
+    and whenever the cluster is refused (a missing host is the likelier cause than a numbering slip).
+    overrides: cluster-wide variables that replace the inventory's for this compile only (the capacity
+    curve's max-model-len), checked like the inventory's; the inventory itself is left as it is."""
+    overrides = dict(overrides or {})
+    for key in sorted(overrides):
+        if key not in cluster_model.CLUSTER_DEFAULTS or key in cluster_model.HOST_VARS:
+            raise cluster_model.ClusterError(
+                "cluster_plan_overrides", key, "the play", "not a cluster-wide variable the plan reads",
+                "override one of %s" % ", ".join(sorted(set(cluster_model.CLUSTER_DEFAULTS) - set(cluster_model.HOST_VARS))))
     if name not in groups:
         raise cluster_model.ClusterError("vllm_cluster", name, "inventory", "there is no inventory group of that name",
                                          "name the group that holds the cluster's hosts")
@@ -68,7 +77,7 @@ def compile_cluster(name: str, groups: Mapping[str, Sequence[str]],
                 "vllm_cluster", other, "host %s" % host,
                 "the host is in group %s but says it belongs to %r" % (name, other),
                 "put each host in exactly one cluster group and set vllm_cluster in that group's group_vars")
-        members.append((host, hvars))
+        members.append((host, {**hvars, **overrides} if overrides else hvars))
     inventory_hosts = groups.get("all", ())
     try:
         cluster = cluster_model.build(name, members)

@@ -27,6 +27,13 @@ options:
     description: Return C(show), each node's summary line, C(docker run) line and config file, for display.
     type: bool
     default: false
+  overrides:
+    description:
+      - Cluster-wide C(vllm_*) variables that replace the inventory's values for this compile only, checked like them
+        (the capacity curve compiles each max-model-len with C(vllm_max_model_len) set here). The inventory is
+        left as it is.
+    type: dict
+    default: {}
   take:
     description:
       - The C(stash) returned by the compiling task of this play; the host's launch is read from it and set

@@ -46,3 +46,14 @@ def test_an_old_record_without_failures_or_versions_still_works():
     assert image_record.after_rollback(legacy)["failed"] == [NEW]
     assert image_record.refusal(legacy, NEW, "n", allow_failed=False) == ""
     assert image_record.after_rollback({"current": NEW, "previous": None}) == {"current": NEW, "previous": None}
+
+
+def test_the_image_to_run_is_current_or_previous_on_rollback():
+    record = upgraded()
+    assert image_record.to_run(record, previous=False, unrecorded="x") == NEW
+    assert image_record.to_run(record, previous=True) == OLD
+    # after the rollback there is nothing older to go back to
+    assert image_record.to_run(image_record.after_rollback(record), previous=True) == ""
+    # no record yet (check mode before the first pull): the reference being pulled
+    assert image_record.to_run({}, previous=False, unrecorded=NEW_UPSTREAM) == NEW_UPSTREAM
+    assert image_record.to_run({}, previous=True) == ""

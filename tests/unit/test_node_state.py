@@ -100,3 +100,11 @@ def test_container_start_time_and_restarts():
 def test_without_docker_everything_reads_absent():
     assert node_state.images(["r/vllm@sha256:43be"], run, None)["r/vllm@sha256:43be"]["present"] is False
     assert node_state.containers(["vllm"], run, None)["vllm"]["exists"] is False
+
+
+def test_installed_version_drops_the_release_and_is_empty_when_not_installed():
+    assert node_state.installed_version({"version": "580.95.05-1", "hold": True}) == "580.95.05"
+    assert node_state.installed_version({"version": "580.95.05-0ubuntu1-1"}) == "580.95.05"
+    assert node_state.installed_version({"version": "6.4.1"}) == "6.4.1"
+    assert node_state.installed_version(None) == ""
+    assert node_state.installed_version({"version": ""}) == ""
