@@ -1,6 +1,9 @@
 """Render a role's OS-specific values as Ansible would on a given OS, without a node: the role's own
-loader task picks the vars file, its defaults/ and vars/ supply the data, and its task files supply
-the module arguments, all templated with Ansible's Templar (ansible-core 2.18 and 2.19)."""
+loader task (or os_packages' os_vars.yml, imported with os_packages_vars_role) picks the vars file,
+its defaults/ and vars/ supply the data, and its task files supply the module arguments, all
+templated with Ansible's Templar (ansible-core 2.18 and 2.19). A role that sets up a repository
+through os_packages is rendered through it: the caller's include_role vars, with the caller's
+variables, become os_packages' inputs, and os_packages' own task files give the module arguments."""
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -19,6 +22,8 @@ ROLES = ROOT / "roles"
 # lookups (first_found) and the collection's own filters resolve as in a playbook run
 init_plugin_loader([str(ROOT / ".collections")])
 LOADER = DataLoader()
+OS_PACKAGES = "inferops.vllm.os_packages"
+ROLE_CALLS = ("ansible.builtin.include_role", "ansible.builtin.import_role")
 
 
 def load(path: Path) -> Any:
@@ -38,6 +43,31 @@ def task(role: str, task_file: str, module: str, nth: int = 0) -> dict:
     found = [t for t in _flatten(tasks_of(role, task_file)) if module in t]
     assert len(found) > nth, "%s/tasks/%s has no %s task number %d" % (role, task_file, module, nth)
     return found[nth]
+
+
+def module_of(t: dict) -> str:
+    """The module a task calls: every task here names it by FQCN, no keyword has a dot."""
+    found = [key for key in t if "." in key]
+    assert len(found) == 1, t
+    return found[0]
+
+
+def os_packages_call(t: dict, tasks_from: str = "main") -> Optional[str]:
+    """include_role/import_role when t calls os_packages' tasks_from entry point, else None."""
+    for module in ROLE_CALLS:
+        call = t.get(module)
+        if isinstance(call, dict) and call.get("name") == OS_PACKAGES and call.get("tasks_from", "main") == tasks_from:
+            return module
+    return None
+
+
+def os_packages_callers() -> List[str]:
+    """The roles that set up a repository through os_packages (its main entry point)."""
+    callers = set()
+    for path in ROLES.glob("*/tasks/*.yml"):
+        if path.parent.parent.name != "os_packages" and any(os_packages_call(t) for t in _flatten(load(path) or [])):
+            callers.add(path.parent.parent.name)
+    return sorted(callers)
 
 
 def _flatten(tasks: List[dict]) -> List[dict]:
@@ -67,9 +97,28 @@ class Role:
         return Templar(loader=LOADER, variables=variables).template(value)
 
     def load_os_vars(self, task_file: str) -> Path:
-        """Run the role's own 'include_vars: first_found' task: the file it picks and its data."""
-        include = task(self.name, task_file, "ansible.builtin.include_vars")
-        picked = Path(self.render(include["ansible.builtin.include_vars"], include.get("vars")))
+        """Run the role's OS-vars loader, the first in task_file: its own 'include_vars: first_found' task,
+        or os_packages' os_vars.yml imported with os_packages_vars_role (run there with os_packages'
+        role_path and the import's vars, as Ansible runs an imported role's tasks). The file it picks
+        must be one of this role's vars files; its data is loaded."""
+        loaders = [t for t in _flatten(tasks_of(self.name, task_file))
+                   if "ansible.builtin.include_vars" in t or os_packages_call(t, "os_vars")]
+        assert loaders, "%s/tasks/%s has no OS-vars loader (include_vars or os_packages os_vars)" % (
+            self.name, task_file)
+        loader = loaders[0]
+        if "ansible.builtin.include_vars" in loader:
+            picked = Path(self.render(loader["ansible.builtin.include_vars"], loader.get("vars")))
+        else:
+            # static, so that the OS data is there for every later task and for the role's vars/main.yml
+            assert os_packages_call(loader, "os_vars") == "ansible.builtin.import_role", loader
+            imported = dict(loader.get("vars") or {})
+            assert self.render(imported["os_packages_vars_role"]) == self.name, imported
+            include = task("os_packages", "os_vars.yml", "ansible.builtin.include_vars")
+            extra = dict(imported, **(include.get("vars") or {}))
+            extra["role_path"] = str(ROLES / "os_packages")
+            picked = Path(self.render(include["ansible.builtin.include_vars"], extra))
+        picked = picked.resolve()
+        assert picked.parent == (self.path / "vars").resolve(), picked
         self.variables.update(load(picked) or {})
         self.vars_file = picked
         return picked
@@ -87,3 +136,52 @@ class Role:
         """The module arguments of a task, templated with the task's own vars."""
         t = task(self.name, task_file, module, nth)
         return self.render(t[module], dict(t.get("vars") or {}, **(extra or {})))
+
+    def runs(self, t: dict, variables: dict) -> bool:
+        """Whether the task's when: conditions all hold (ansible_check_mode is false)."""
+        conditions = t.get("when", [])
+        for condition in conditions if isinstance(conditions, list) else [conditions]:
+            if isinstance(condition, bool):
+                value = condition
+            else:
+                value = self.render("{{ %s }}" % condition, variables)
+            if not value:
+                return False
+        return True
+
+    def repository(self, task_file: str, extra: Optional[dict] = None) -> Dict[str, Any]:
+        """Include os_packages as the caller's one include_role task in task_file does (its when: aside):
+        the task's vars are os_packages' inputs (each one os_packages declares), rendered lazily with
+        this role's variables; os_packages' main.yml picks its repository file by OS family, whose tasks
+        that would run give their module arguments, per loop item. Returns {'file': the file name,
+        <module>: [arguments of each run, in order]}."""
+        calls = [t for t in _flatten(tasks_of(self.name, task_file)) if os_packages_call(t)]
+        assert len(calls) == 1, "%s/tasks/%s has %d os_packages include_role tasks" % (self.name, task_file, len(calls))
+        assert os_packages_call(calls[0]) == "ansible.builtin.include_role", calls[0]
+        inputs = dict(calls[0].get("vars") or {})
+        shared = ROLES / "os_packages"
+        spec = load(shared / "meta" / "argument_specs.yml")["argument_specs"]["main"]["options"]
+        public = {name for name in inputs if not name.startswith("_")}
+        assert public <= set(spec), "%s passes inputs os_packages does not declare: %s" % (
+            self.name, public - set(spec))
+        assert {name for name, option in spec.items() if option.get("required")} <= public, inputs
+        # role defaults < the caller's variables < os_packages' vars/ < include_role vars
+        variables = dict(load(shared / "defaults" / "main.yml") or {})
+        variables.update(self.variables)
+        variables.update(load(shared / "vars" / "main.yml") or {})
+        variables.update(inputs)
+        variables.update(role_path=str(shared), ansible_check_mode=False, **(extra or {}))
+        entry = [t for t in load(shared / "tasks" / "main.yml") if "ansible.builtin.include_tasks" in t]
+        assert len(entry) == 1, entry
+        task_file_name = self.render(entry[0]["ansible.builtin.include_tasks"], variables)
+        out: Dict[str, Any] = {"file": task_file_name}
+        for t in _flatten(load(shared / "tasks" / task_file_name) or []):
+            module = module_of(t)
+            items = self.render(t["loop"], variables) if "loop" in t else [None]
+            for item in items:
+                scope = dict(variables, **(t.get("vars") or {}))
+                if item is not None:
+                    scope["item"] = item
+                if self.runs(t, scope):
+                    out.setdefault(module, []).append(self.render(t[module], scope))
+        return out

@@ -1,25 +1,28 @@
 """Ubuntu 22.04/24.04 and EL 9 are not run end to end (Molecule runs Debian 12 containers): for each,
 render every OS-specific value a role would use there (repositories, keys, packages, DKMS headers,
 the branch lock or hold, the OS vars file its loader picks) from the role's real files, and compare
-with the vendors' documented layouts in fixtures/os/<os>.yml. meta/main.yml may claim only what
-Molecule or these tests cover."""
+with the vendors' documented layouts in fixtures/os/<os>.yml. Repositories are rendered through
+os_packages, as the roles include it. meta/main.yml may claim only what Molecule or these tests cover."""
 import ast
 from pathlib import Path
 
 import pytest
 import yaml
 
-from role_render import ROLES, ROOT, Role, load, task
+from role_render import ROLES, ROOT, Role, load, module_of, os_packages_callers, tasks_of
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "os").glob("*.yml"))
 # Roles whose OS-specific values this file renders, and their loader task file.
 RENDERED = {"nvidia_driver": "os_vars.yml", "container_runtime": "main.yml", "rocm": "main.yml",
-            "vllm_router": "main.yml", "vllm_image": None}
+            "vllm_router": "main.yml", "vllm_image": None, "host_proxy": None}
 # What makes a role OS-specific: package managers, repositories, holds, facts-based choices.
 OS_SPECIFIC = ("ansible.builtin.apt", "ansible.builtin.dnf", "ansible.builtin.yum", "ansible.builtin.package",
                "deb822_repository", "yum_repository", "dpkg_selections", "dnf_versionlock",
                "os_family", "ansible_facts.distribution")
 MOLECULE_PLATFORM = {"name": "Debian", "version": "bookworm"}
+# A shared role is tested on an OS where a rendered role that uses it is (os_packages: the repository
+# each caller sets up is rendered through its task files).
+SHARED = {"os_packages": os_packages_callers()}
 
 
 def fixture(path: Path) -> dict:
@@ -54,6 +57,23 @@ def facts(fix: dict, distribution: str, arch: str) -> dict:
     return dict(fix["facts"], distribution=distribution, architecture=arch)
 
 
+def deb822(value):
+    """A deb822 field as the .sources file holds it: a list is written space-separated."""
+    return " ".join(value) if isinstance(value, list) else value
+
+
+def apt_repository(role: Role, task_file: str, extra=None) -> dict:
+    """The one repository os_packages adds for the caller on an apt node, with its key: the key is
+    downloaded to the keyring apt checks (no keyring package to install)."""
+    setup = role.repository(task_file, extra)
+    assert setup["file"] == "repository-Debian.yml", setup
+    [repo] = setup["ansible.builtin.deb822_repository"]
+    [key] = setup["ansible.builtin.get_url"]
+    assert key["dest"] == repo["signed_by"], (key, repo)
+    assert not [a for a in setup["ansible.builtin.apt"] if "deb" in a], setup
+    return dict(repo, key_url=key["url"])
+
+
 def nvidia_driver(role: Role, family: str) -> dict:
     os_data = role.variables["nvidia_driver_os"]
     packages = {}
@@ -75,18 +95,22 @@ def nvidia_driver(role: Role, family: str) -> dict:
     # the handler runs only where its tool is: the path it checks must be the command it runs
     assert command["removes"] == command["argv"][0], command
     out["initramfs"] = command["argv"]
+    setup = role.repository("install.yml")
+    assert setup["file"] == "repository-%s.yml" % family, setup
     if family == "Debian":
-        repo = role.args("repo-Debian.yml", "ansible.builtin.deb822_repository")
-        assert repo["uris"] == out["repo"]
-        dest = role.args("repo-Debian.yml", "ansible.builtin.get_url")
-        assert role.args("repo-Debian.yml", "ansible.builtin.apt", 1)["deb"] == dest["dest"]
+        [repo] = setup["ansible.builtin.deb822_repository"]
+        assert repo["uris"] == out["repo"] and "components" not in repo  # a flat repository
+        # the keyring package is downloaded, then installed: it brings the keyring apt checks
+        [dest] = setup["ansible.builtin.get_url"]
+        assert [a["deb"] for a in setup["ansible.builtin.apt"] if "deb" in a] == [dest["dest"]]
+        assert dest["dest"] != repo["signed_by"]
         hold = role.args("install-Debian.yml", "ansible.builtin.dpkg_selections", extra={"item": "nvidia-open"})
         assert hold["selection"] == "hold"
-        out.update(suite=repo["suites"], keyring=repo["signed_by"], keyring_package_url=dest["url"],
+        out.update(suite=deb822(repo["suites"]), keyring=repo["signed_by"], keyring_package_url=dest["url"],
                    packages=packages, hold="dpkg_selections",
                    branch_lock=role.args("install-Debian.yml", "ansible.builtin.apt")["name"])
     else:
-        repo = role.args("repo-RedHat.yml", "ansible.builtin.yum_repository")
+        [repo] = setup["ansible.builtin.yum_repository"]
         assert repo["baseurl"] == out["repo"] and repo["gpgcheck"] is True
         streams = {}
         for modules, names in packages.items():
@@ -104,21 +128,20 @@ def container_runtime(role: Role, family: str) -> dict:
     out = {"vars_file": role.vars_file.name, "hold": "dpkg_selections",
            "distro_packages": role.render("{{ container_runtime_engine_packages }}")}
     role.variables["container_runtime_docker_source"] = "docker"
-    repo = role.args("docker.yml", "ansible.builtin.deb822_repository")
-    out["docker"] = {"repo": repo["uris"], "suite": repo["suites"], "components": repo["components"],
-                     "keyring": repo["signed_by"],
-                     "key_url": role.args("docker.yml", "ansible.builtin.get_url")["url"],
+    # a node without python3-debian, which deb822_repository needs: os_packages installs it first
+    state = {"container_runtime_state": {"packages": {"python3-debian": None}}}
+    assert role.repository("docker.yml", state)["ansible.builtin.apt"][0] == {"name": ["python3-debian"]}
+    repo = apt_repository(role, "docker.yml", state)
+    out["docker"] = {"repo": repo["uris"], "suite": deb822(repo["suites"]), "components": deb822(repo["components"]),
+                     "keyring": repo["signed_by"], "key_url": repo["key_url"],
                      "packages": role.render("{{ container_runtime_engine_packages }}")}
-    assert role.args("docker.yml", "ansible.builtin.get_url")["dest"] == repo["signed_by"]
     for vendor in ("nvidia", "amd"):
         tasks = "toolkit-%s.yml" % vendor
-        repo = role.args(tasks, "ansible.builtin.deb822_repository")
-        key = role.args(tasks, "ansible.builtin.get_url")
-        assert key["dest"] == repo["signed_by"]
-        section = {"repo": repo["uris"], "key_url": key["url"], "suite": repo["suites"],
-                   "package": role.args(tasks, "ansible.builtin.apt", 1)["name"]}
+        repo = apt_repository(role, tasks, state)
+        section = {"repo": repo["uris"], "key_url": repo["key_url"], "suite": deb822(repo["suites"]),
+                   "package": role.args(tasks, "ansible.builtin.apt")["name"]}
         if "components" in repo:
-            section["components"] = repo["components"]
+            section["components"] = deb822(repo["components"])
         assert role.args(tasks, "ansible.builtin.dpkg_selections")["name"] == section["package"]
         out["%s_toolkit" % vendor] = section
     assert os_data  # loaded from the picked file
@@ -127,16 +150,25 @@ def container_runtime(role: Role, family: str) -> dict:
 
 def rocm(role: Role, family: str) -> dict:
     role.set_facts("main.yml", "Resolve settings")
+    setup = role.repository("changes.yml")
+    assert setup["file"] == "repository-Debian.yml", setup
+    assert not [a for a in setup["ansible.builtin.apt"] if "deb" in a], setup
     repos, keyrings = {}, set()
-    for item in role.render(task("rocm", "changes.yml", "ansible.builtin.deb822_repository")["loop"]):
-        args = role.args("changes.yml", "ansible.builtin.deb822_repository", extra={"item": item})
-        repos[args["name"]] = {"uri": args["uris"], "suite": args["suites"], "components": args["components"],
-                               "architectures": args["architectures"]}
+    for args in setup["ansible.builtin.deb822_repository"]:
+        repos[args["name"]] = {"uri": args["uris"], "suite": deb822(args["suites"]),
+                               "components": deb822(args["components"]), "architectures": deb822(args["architectures"])}
         keyrings.add(args["signed_by"])
-    key = role.args("changes.yml", "ansible.builtin.get_url")
+    [key] = setup["ansible.builtin.get_url"]
     assert keyrings == {key["dest"]}
+    # the fields the role's converged check looks for are the ones os_packages writes
+    for name, lines in role.render("{{ rocm_repo_lines }}").items():
+        repo = repos[name]
+        assert lines == ["URIs: " + repo["uri"], "Suites: " + repo["suite"], "Components: " + repo["components"],
+                         "Architectures: " + repo["architectures"], "Signed-By: " + key["dest"]], lines
+    hold = role.args("changes.yml", "ansible.builtin.dpkg_selections", extra={"item": "rocm-core"})
+    assert hold["selection"] == "hold"
     return {"vars_file": role.vars_file.name, "repos": repos, "key_url": key["url"], "keyring": key["dest"],
-            "dkms_package": role.args("changes.yml", "ansible.builtin.apt", 1)["name"], "hold": "dpkg_selections"}
+            "dkms_package": role.args("changes.yml", "ansible.builtin.apt")["name"], "hold": "dpkg_selections"}
 
 
 def vllm_router(role: Role, family: str) -> dict:
@@ -147,6 +179,24 @@ def vllm_router(role: Role, family: str) -> dict:
 
 def vllm_image(role: Role, family: str) -> dict:
     return {"mirror_package": role.args("mirror.yml", "ansible.builtin.apt")["name"]}
+
+
+def host_proxy(role: Role, family: str) -> dict:
+    """With a proxy set: the package manager file the role writes there (apt or dnf, by OS family)
+    and dockerd's drop-in."""
+    role.variables.update(inferops_proxy={"http": "http://proxy.example:3128", "https": "http://proxy.example:3128"},
+                          ansible_check_mode=False)
+    written = []
+    for t in tasks_of("host_proxy", "main.yml"):  # top level: the apt and dnf settings
+        module = None if "block" in t else module_of(t)
+        if module in ("ansible.builtin.copy", "ansible.builtin.lineinfile") and role.runs(t, role.variables):
+            args = role.render(t[module])
+            written.append(args.get("dest") or args["path"])
+    [block] = [t for t in tasks_of("host_proxy", "main.yml") if t.get("name") == "Give dockerd its proxy"]
+    assert role.runs(block, role.variables)
+    [dropin] = [t for t in block["block"] if t["name"] == "Point dockerd at its proxy environment"]
+    assert len(written) == 1, written
+    return {"package_manager_file": written[0], "dockerd_dropin": role.render(dropin["ansible.builtin.copy"])["dest"]}
 
 
 @pytest.mark.parametrize("path,distribution,arch", list(cases()))
@@ -200,7 +250,8 @@ def test_meta_claims_only_what_is_tested(name):
     tested = [(MOLECULE_PLATFORM["name"], MOLECULE_PLATFORM["version"])]
     for path in FIXTURES:
         fix = fixture(path)
-        if name in fix or (name not in RENDERED and os_neutral(name)):
+        if (name in fix or set(SHARED.get(name, [])) & set(fix)
+                or (name not in RENDERED and name not in SHARED and os_neutral(name))):
             tested.append((fix["platform"]["name"], str(fix["platform"]["version"])))
     claims = claimed(name)
     assert tested[0] in claims
