@@ -55,7 +55,7 @@ def main(args: List[str]) -> int:
     with open(opts.config, encoding="utf-8") as f:
         config = json.load(f)
     if not isinstance(config, dict) or "api-key" in config:
-        sys.exit("%s: expected a JSON object of router flags, without api-key (that goes in the key file)" % opts.config)
+        raise SystemExit("%s: expected a JSON object of router flags, without api-key (that goes in the key file)" % opts.config)
     words = argv(config)
     key = read_key(opts.api_key_file)
     if key:
@@ -65,11 +65,11 @@ def main(args: List[str]) -> int:
 
     router_args = parse_router_args(words)   # the router's own parser: unknown flags and bad values fail here
     if opts.check:
-        print("router configuration %s is valid" % opts.config)
+        sys.stdout.write("router configuration %s is valid\n" % opts.config)
         return 0
     launch_router(router_args)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    raise SystemExit(main(sys.argv[1:]))

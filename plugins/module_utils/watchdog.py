@@ -19,7 +19,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 from dataclasses import asdict, dataclass, field, replace
