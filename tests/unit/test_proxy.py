@@ -124,7 +124,8 @@ def run_role(tmp_path, proxy, *extra):
     playbook = tmp_path / "play.yml"
     playbook.write_text("- name: Proxy\n  hosts: localhost\n  connection: local\n  gather_facts: false\n"
                         "  roles: [inferops.vllm.host_proxy]\n")
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_CALLBACK_RESULT_FORMAT="json")   # 2.18 wraps long YAML messages
     (tmp_path / "vars.yml").write_text(json.dumps(
         {"inferops_proxy": proxy, "host_proxy_root": str(tmp_path / "root"), "vllm_image_mirror": "mirror.site:5000",
          "ansible_python_interpreter": sys.executable}))
@@ -181,7 +182,8 @@ def test_a_bad_proxy_stops_site_yml_at_the_plan(tmp_path):
         "  children:\n    vllm_clusters:\n      children:\n        c:\n"
         "    c:\n      vars: {vllm_cluster: c, vllm_gpu_model: H200, vllm_fabric: nvlink}\n"
         "      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n")
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_CALLBACK_RESULT_FORMAT="json")   # 2.18 wraps long YAML messages
     env.pop("INFEROPS_LAB_IMAGE", None)
     result = subprocess.run([PLAYBOOK, "-i", str(inv), str(ROOT / "playbooks/site.yml"),
                              "-e", "vllm_image=vllm/vllm-openai@sha256:" + "ab" * 32],
