@@ -9,7 +9,10 @@ from typing import Any, Dict, List, Optional
 
 from ansible.parsing.dataloader import DataLoader
 from ansible.plugins.loader import init_plugin_loader
+from ansible.release import __version__ as _ansible_version
 from ansible.template import Templar
+
+ANSIBLE_VERSION = tuple(int(part) for part in _ansible_version.split(".")[:2])
 
 try:  # 2.19 templates only trusted strings
     from ansible.template import trust_as_template
@@ -24,6 +27,18 @@ init_plugin_loader([str(ROOT / ".collections")])
 LOADER = DataLoader()
 OS_PACKAGES = "inferops.vllm.os_packages"
 ROLE_CALLS = ("ansible.builtin.include_role", "ansible.builtin.import_role")
+
+
+OMIT_218 = "__omit_place_holder__inferops_data_test" if ANSIBLE_VERSION < (2, 19) else ""
+
+
+def drop_omitted(value: Any) -> Any:
+    """What a module receives: arguments rendered as omit left out (2.19's Templar does it itself)."""
+    if OMIT_218 and isinstance(value, dict):
+        return {k: drop_omitted(v) for k, v in value.items() if v != OMIT_218}
+    if OMIT_218 and isinstance(value, list):
+        return [drop_omitted(v) for v in value if v != OMIT_218]
+    return value
 
 
 def load(path: Path) -> Any:
@@ -92,9 +107,12 @@ class Role:
 
     def render(self, value: Any, extra: Optional[dict] = None) -> Any:
         variables = dict(self.variables, **(extra or {}))
+        if OMIT_218:
+            # 2.19's Templar knows omit; 2.18's gets it from the VariableManager, which is not here
+            variables.setdefault("omit", OMIT_218)
         if isinstance(value, str):
             value = trust_as_template(value)
-        return Templar(loader=LOADER, variables=variables).template(value)
+        return drop_omitted(Templar(loader=LOADER, variables=variables).template(value))
 
     def load_os_vars(self, task_file: str) -> Path:
         """Run the role's OS-vars loader, the first in task_file: its own 'include_vars: first_found' task,
