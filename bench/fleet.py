@@ -110,7 +110,8 @@ def converge(workdir: Path, rounds: int, out: dict) -> None:
     print("converging the 3-node and the 6-node cluster once (not timed)", flush=True)
     playbook(inventories[9], site, "--skip-tags", "smoke")
     results = {}
-    for name, env in SETTINGS.items():
+    wanted = [n for n in os.environ.get("INFEROPS_BENCH_SETTINGS", "").split(",") if n] or list(SETTINGS)
+    for name, env in ((n, SETTINGS[n]) for n in wanted):
         runs = {size: {"site": [], "ping": []} for size in inventories}
         for _round in range(rounds):  # interleaved, sizes too, so machine drift hits all alike
             for size, inv in inventories.items():
