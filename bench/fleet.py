@@ -59,7 +59,14 @@ def cluster_vars(name: str, port_offset: int, mirror: bool) -> dict:
     return cluster
 
 
-def inventory(workdir: Path, size: int, mirror: bool, fleet: bool = False) -> Path:
+def over_ssh(host: str) -> dict:
+    """How Ansible reaches a bench node over SSH (molecule/bench/molecule.yml: nodes 1-3)."""
+    return {"ansible_connection": "ssh", "ansible_host": "127.0.1.2%s" % host[-1], "ansible_port": 2222,
+            "ansible_user": "ops", "ansible_ssh_private_key_file": os.environ["INFEROPS_SSH_KEY"],
+            "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"}
+
+
+def inventory(workdir: Path, size: int, mirror: bool, fleet: bool = False, ssh: bool = False) -> Path:
     """One cluster of `size` nodes; with fleet, the 3-node cluster of nodes 1-3 plus a second
     cluster of the nodes after it, so 3 and 9 nodes are both no-ops on one converged fleet and
     their rounds can be interleaved (machine drift between them would skew the 9/3 growth)."""
@@ -76,12 +83,13 @@ def inventory(workdir: Path, size: int, mirror: bool, fleet: bool = False) -> Pa
         },
         "children": {
             "vllm_clusters": {"children": {name: None for name in clusters}},
-            **{name: {"hosts": {h: None for h in hosts}, "vars": cluster_vars(name, i, mirror)}
+            **{name: {"hosts": {h: over_ssh(h) if ssh else None for h in hosts}, "vars": cluster_vars(name, i, mirror)}
                for i, (name, hosts) in enumerate(clusters.items())},
             "vllm_registry_mirrors": {"hosts": {NODES[0]: None}},
         },
     }}
-    path = workdir / ("inventory-%d%s%s.yml" % (size, "-mirror" if mirror else "", "-fleet" if fleet else ""))
+    path = workdir / ("inventory-%d%s%s%s.yml" % (size, "-mirror" if mirror else "", "-fleet" if fleet else "",
+                                                   "-ssh" if ssh else ""))
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
 
@@ -102,7 +110,8 @@ def converge(workdir: Path, rounds: int, out: dict) -> None:
     print("converging the 3-node and the 6-node cluster once (not timed)", flush=True)
     playbook(inventories[9], site, "--skip-tags", "smoke")
     results = {}
-    for name, env in SETTINGS.items():
+    wanted = [n for n in os.environ.get("INFEROPS_BENCH_SETTINGS", "").split(",") if n] or list(SETTINGS)
+    for name, env in ((n, SETTINGS[n]) for n in wanted):
         runs = {size: {"site": [], "ping": []} for size in inventories}
         for _round in range(rounds):  # interleaved, sizes too, so machine drift hits all alike
             for size, inv in inventories.items():
@@ -130,6 +139,27 @@ def converge(workdir: Path, rounds: int, out: dict) -> None:
         print("%-26s %8.2f %8.2f %10.2f %9.2f %15.2f"
               % (name, by_size[3]["ratio"], by_size[9]["ratio"], overhead, growth, floor))
     out["converge"] = results
+    converge_over_ssh(workdir, rounds, out)
+
+
+def converge_over_ssh(workdir: Path, rounds: int, out: dict) -> None:
+    """The same 3 converged nodes reached over SSH as ops with sudo: no-op site.yml against
+    facts+ping over the same connection, beside the docker-exec figure above."""
+    site, ping = ROOT / "playbooks/site.yml", ROOT / "bench/facts_ping.yml"
+    inv = inventory(workdir, 3, mirror=False, fleet=True, ssh=True)
+    playbook(inv, site, "--skip-tags", "smoke")   # the connection changed nothing on the nodes (not timed)
+    runs: dict = {"site": [], "ping": []}
+    for _round in range(rounds):
+        runs["site"].append(playbook(inv, site, "--skip-tags", "smoke"))
+        runs["ping"].append(playbook(inv, ping))
+    result = {"site_s": statistics.median(runs["site"]), "facts_ping_s": statistics.median(runs["ping"]),
+              "ratio": statistics.median(s / p for s, p in zip(runs["site"], runs["ping"])),
+              "site_runs": runs["site"], "facts_ping_runs": runs["ping"]}
+    docker_exec = out["converge"].get("shipped", {}).get(3, {})
+    print("\nover SSH as ops with sudo, 3 nodes: site.yml no-op %.1f s, facts+ping %.1f s, ratio %.2f"
+          " (docker exec: %s)" % (result["site_s"], result["facts_ping_s"], result["ratio"],
+                                  "%.2f" % docker_exec["ratio"] if docker_exec else "n/a"), flush=True)
+    out["converge_ssh"] = {3: result}
 
 
 def image_size() -> int:

