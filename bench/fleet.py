@@ -88,8 +88,8 @@ def inventory(workdir: Path, size: int, mirror: bool, fleet: bool = False, ssh: 
             "vllm_registry_mirrors": {"hosts": {NODES[0]: None}},
         },
     }}
-    path = workdir / ("inventory-%d%s%s%s.yml" % (size, "-mirror" if mirror else "", "-fleet" if fleet else "",
-                                                   "-ssh" if ssh else ""))
+    suffix = ("-mirror" if mirror else "") + ("-fleet" if fleet else "") + ("-ssh" if ssh else "")
+    path = workdir / ("inventory-%d%s.yml" % (size, suffix))
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """A small HTTP forward proxy for the Molecule scenario that sets inferops_proxy (hgx), and the
 origin it forwards to. Test harness only, standard library only.
 
