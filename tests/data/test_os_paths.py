@@ -187,12 +187,12 @@ def host_proxy(role: Role, family: str) -> dict:
     role.variables.update(inferops_proxy={"http": "http://proxy.example:3128", "https": "http://proxy.example:3128"},
                           ansible_check_mode=False)
     written = []
-    for t in tasks_of("host_proxy", "main.yml"):  # top level: the apt and dnf settings
+    for t in tasks_of("host_proxy", "changes.yml"):  # top level: the apt and dnf settings
         module = None if "block" in t else module_of(t)
         if module in ("ansible.builtin.copy", "ansible.builtin.lineinfile") and role.runs(t, role.variables):
             args = role.render(t[module])
             written.append(args.get("dest") or args["path"])
-    [block] = [t for t in tasks_of("host_proxy", "main.yml") if t.get("name") == "Give dockerd its proxy"]
+    [block] = [t for t in tasks_of("host_proxy", "changes.yml") if t.get("name") == "Give dockerd its proxy"]
     assert role.runs(block, role.variables)
     [dropin] = [t for t in block["block"] if t["name"] == "Point dockerd at its proxy environment"]
     assert len(written) == 1, written
