@@ -48,6 +48,10 @@ if wants molecule; then
   INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
   INFEROPS_STANDIN_VLLM_DIGEST_B=$(push_image local/inferops-standin-vllm:variant-b inferops/standin-vllm:variant-b)
   export INFEROPS_STANDIN_VLLM_DIGEST INFEROPS_STANDIN_VLLM_DIGEST_B
+  # the same image in a registry that wants a login (molecule/harness: vllm_image's login)
+  timed start_auth_registry
+  INFEROPS_AUTH_VLLM_IMAGE=$(copy_to_auth_registry "$INFEROPS_STANDIN_VLLM_DIGEST")
+  export INFEROPS_AUTH_VLLM_IMAGE
 fi
 if wants lab; then
   timed start_registry   # started here so that the cleanup below stops it
