@@ -48,10 +48,32 @@ if wants molecule; then
   INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
   INFEROPS_STANDIN_VLLM_DIGEST_B=$(push_image local/inferops-standin-vllm:variant-b inferops/standin-vllm:variant-b)
   export INFEROPS_STANDIN_VLLM_DIGEST INFEROPS_STANDIN_VLLM_DIGEST_B
+  # the same image in a registry that wants a login (molecule/harness: vllm_image's login)
+  timed start_auth_registry
+  INFEROPS_AUTH_VLLM_IMAGE=$(copy_to_auth_registry "$INFEROPS_STANDIN_VLLM_DIGEST")
+  export INFEROPS_AUTH_VLLM_IMAGE
 fi
 if wants lab; then
   timed start_registry   # started here so that the cleanup below stops it
 fi
+
+# Galaxy's import checks on the tarball that would be uploaded (galaxy.yml, the files in it,
+# ansible-doc on every plugin and role, the changelog, role metadata). tests/galaxy-importer.cfg
+# keeps ansible-test out of a container (sanity is its own stage) and skips a second ansible-lint.
+# An ERROR or a WARNING line fails the stage as a failed import does.
+galaxy_import() {
+  local out=$INFEROPS_CACHE/galaxy-import
+  rm -rf "$out" && mkdir -p "$out"
+  ansible-galaxy collection build --force --output-path "$out" . >/dev/null
+  if ! (cd "$out" && GALAXY_IMPORTER_CONFIG=$REPO_ROOT/tests/galaxy-importer.cfg \
+          python3 -m galaxy_importer.main inferops-vllm-*.tar.gz) >"$out/import.log" 2>&1; then
+    cat "$out/import.log" >&2
+    die "galaxy-importer refused the collection (log: $out/import.log)"
+  fi
+  if grep -E '^(ERROR|WARNING)' "$out/import.log" >&2; then
+    die "galaxy-importer reported the lines above (log: $out/import.log)"
+  fi
+}
 
 stage_lint() {
   ansible-lint
@@ -60,6 +82,7 @@ stage_lint() {
   antsibull-docs lint-collection-docs --plugin-docs .
   python3 tests/check_argument_specs.py
   python3 tests/tools/role_readmes.py --check
+  timed galaxy_import
 }
 
 # ansible-test wants the tree at ansible_collections/<ns>/<name>, without the

@@ -32,6 +32,7 @@ options:
   probe:
     description: The head's M(inferops.vllm.vllm_health) result; omitted before it ran.
     type: dict
+version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 """
 

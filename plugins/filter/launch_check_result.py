@@ -19,6 +19,7 @@ options:
     description: The check container's output.
     type: str
     required: true
+version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 """
 

@@ -15,6 +15,8 @@ description:
     what the C(inferops.vllm.host_proxy) role writes and the environment the roles' downloads use.
   - Never fails; a wrong value gives no proxy and one message in C(problems), which names C(inferops_proxy), the value
     (a password shown as C(***)) and the fix.
+  - The collection's roles read a host's settings through the P(inferops.vllm.site_proxy#lookup) lookup, which
+    feeds this filter C(inferops_proxy) and C(vllm_image_mirror).
 options:
   _input:
     description: The value of C(inferops_proxy).
@@ -52,14 +54,7 @@ _value:
 
 
 def proxy_settings(value, extra_no_proxy=None):
-    extra = [str(h) for h in (extra_no_proxy or []) if h]
-    try:
-        out = proxy.render(value, extra)
-        out["problems"] = []
-    except proxy.ProxyError as exc:
-        out = proxy.render({}, [])
-        out["problems"] = [str(exc)]
-    return out
+    return proxy.settings(value, extra_no_proxy or [])
 
 
 class FilterModule:

@@ -29,6 +29,7 @@ options:
     description: C(upgrade) or C(restart).
     type: str
     required: true
+version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 """
 

@@ -109,12 +109,17 @@ def each_rank(ranks: int, call: Callable[[Optional[int]], T], deadline: float) -
     return list(results)
 
 
+def not_ready(stage: str = "health", detail: str = "") -> Dict[str, Any]:
+    """The shape of a probe's answer, not ready at `stage`: probe starts from it, and a caller
+    stands it in for a rank that gave no answer."""
+    return {"ready": False, "stage": stage, "detail": detail, "models": [], "content": None, "max_model_len": None}
+
+
 def probe(base_url: str, served_model_name: str, api_key: Optional[str] = None, timeout: float = 30,
           generate: bool = True, rank: Optional[int] = None) -> Dict[str, Any]:
     """One pass over the three checks; `stage` names the first that failed (or 'ready')."""
     base = base_url.rstrip("/")
-    out: Dict[str, Any] = {"ready": False, "stage": "health", "detail": "", "models": [], "content": None,
-                           "max_model_len": None}
+    out = not_ready()
     try:
         status, _body = _request(base + "/health", None, None, timeout)
         if status != 200:

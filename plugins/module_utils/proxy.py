@@ -259,3 +259,16 @@ def render(value: Any, extra_hosts: Iterable[str] = ()) -> Dict[str, Any]:
         "docker_env": docker_env(proxy, extra),
         "docker_dropin": docker_dropin(proxy),
     }
+
+
+def settings(value: Any, extra_hosts: Iterable[str] = ()) -> Dict[str, Any]:
+    """render() that never raises: a wrong value gives no proxy and its message in `problems`
+    (the proxy_settings filter and the site_proxy lookup)."""
+    extra = [str(h) for h in extra_hosts if h]
+    try:
+        out = render(value, extra)
+        out["problems"] = []
+    except ProxyError as exc:
+        out = render({}, [])
+        out["problems"] = [str(exc)]
+    return out

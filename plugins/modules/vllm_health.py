@@ -123,7 +123,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils.health import each_rank, probe
+from ansible_collections.inferops.vllm.plugins.module_utils.health import each_rank, not_ready, probe
 from ansible_collections.inferops.vllm.plugins.module_utils.node_state import parse_container_inspect
 
 
@@ -132,8 +132,7 @@ def probe_all(p):
     # a probe makes up to three requests, each bounded by the timeout
     results = each_rank(p["ranks"], lambda rank: probe(p["url"], p["served_model_name"], p["api_key"], timeout=p["timeout"],
                                                        generate=p["check_generation"], rank=rank), 3 * p["timeout"] + 1)
-    results = [r if r is not None else {"ready": False, "stage": "generation", "detail": "no answer within %ds" % (3 * p["timeout"]),
-                                        "models": [], "content": None, "max_model_len": None} for r in results]
+    results = [r if r is not None else not_ready("generation", "no answer within %ds" % (3 * p["timeout"])) for r in results]
     failed = [(rank, result) for rank, result in enumerate(results) if not result["ready"]]
     if not failed:
         return results[-1]

@@ -12,6 +12,8 @@ VLLM_CPU_VENV=$INFEROPS_CACHE/vllm-cpu-venv
 ROUTER_VENV=$INFEROPS_CACHE/router-venv
 ANSIBLE218_VENV=$INFEROPS_CACHE/ansible218-venv
 REGISTRY=127.0.0.1:5000
+AUTH_REGISTRY=127.0.0.1:5002
+AUTH_REGISTRY_USER=inferops-ci
 LOG_DIR=$INFEROPS_CACHE/logs
 NODE_IMAGE=local/inferops-node:12
 STANDIN_VLLM_IMAGE=local/inferops-standin-vllm:latest
@@ -20,6 +22,7 @@ export INFEROPS_CACHE NODE_IMAGE STANDIN_REPO
 
 _STARTED_DOCKERD=
 _STARTED_REGISTRY=
+_STARTED_AUTH_REGISTRY=
 mkdir -p "$INFEROPS_CACHE" "$LOG_DIR"
 
 log() { printf '\n=== %s  %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -48,7 +51,8 @@ debian_mirror() {
 }
 
 host_packages() {
-  local want=(docker.io docker-registry debootstrap shellcheck gnupg curl ca-certificates git)
+  # apache2-utils: htpasswd -B for the registry that wants a login
+  local want=(docker.io docker-registry debootstrap shellcheck gnupg curl ca-certificates git apache2-utils)
   local missing=()
   for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   # Debian's python3 ships venv support in a separate package.
@@ -175,6 +179,39 @@ stop_registry() {
   kill "$(cat "$INFEROPS_CACHE/registry.pid")" 2>/dev/null || true
 }
 
+# A second docker-registry that wants a login (htpasswd, bcrypt), for vllm_image's registry login
+# (molecule/harness). A new password for each start, in a 0600 file that the scenario reads;
+# it never goes on a command line. Exports where it is, the user and the password file.
+auth_registry_status() { curl -s -o /dev/null -w '%{http_code}' "http://$AUTH_REGISTRY/v2/" 2>/dev/null; }
+
+start_auth_registry() {
+  local dir=$INFEROPS_CACHE/auth-registry
+  export INFEROPS_AUTH_REGISTRY=$AUTH_REGISTRY INFEROPS_AUTH_REGISTRY_USER=$AUTH_REGISTRY_USER
+  export INFEROPS_AUTH_REGISTRY_PASSWORD_FILE=$dir/password
+  [[ $(auth_registry_status) == 000 ]] || die "$AUTH_REGISTRY already answers: stop what runs there (a registry left from an earlier run?)"
+  log "starting docker-registry with htpasswd auth on $AUTH_REGISTRY"
+  mkdir -p "$dir/data" && chmod 0700 "$dir"
+  (umask 077 && python3 -c 'import secrets; print(secrets.token_urlsafe(24), end="")' >"$dir/password")
+  htpasswd -B -i -c "$dir/htpasswd" "$AUTH_REGISTRY_USER" <"$dir/password" 2>/dev/null
+  sed -e "s|@DATA@|$dir/data|" -e "s|@HTPASSWD@|$dir/htpasswd|" -e "s|@ADDR@|$AUTH_REGISTRY|" \
+    "$HARNESS_DIR/registry-auth.yml.tmpl" >"$dir/config.yml"
+  docker-registry serve "$dir/config.yml" >>"$LOG_DIR/auth-registry.log" 2>&1 &
+  echo $! >"$INFEROPS_CACHE/auth-registry.pid"
+  _STARTED_AUTH_REGISTRY=1
+  for _ in $(seq 50); do [[ $(auth_registry_status) == 401 ]] && return 0; sleep 0.2; done
+  die "docker-registry did not ask for a login on $AUTH_REGISTRY (log: $LOG_DIR/auth-registry.log)"
+}
+
+stop_auth_registry() {
+  [[ -n $_STARTED_AUTH_REGISTRY ]] || return 0
+  kill "$(cat "$INFEROPS_CACHE/auth-registry.pid")" 2>/dev/null || true
+}
+
+# copy_to_auth_registry 127.0.0.1:5000/REPO@sha256:... -> prints 127.0.0.1:5002/REPO@sha256:... (same digest)
+copy_to_auth_registry() {
+  python3 "$HARNESS_DIR/copy_image.py" "$1" "$AUTH_REGISTRY" "$AUTH_REGISTRY_USER" "$INFEROPS_CACHE/auth-registry/password"
+}
+
 # push_image LOCAL_IMAGE REPO[:TAG] -> prints 127.0.0.1:5000/REPO@sha256:...
 push_image() {
   "$HARNESS_DIR/push-image.sh" "$@"
@@ -251,6 +288,7 @@ drop_stale_collection_copy() {
 }
 
 harness_cleanup() {
+  stop_auth_registry
   stop_registry
   stop_dockerd
 }

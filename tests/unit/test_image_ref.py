@@ -29,6 +29,7 @@ def test_repository_path(name, repository):
     ("index.docker.io/vllm/vllm-openai", "docker.io", "https://index.docker.io/v1/"),
     ("registry.example.com/vllm/vllm-openai", "registry.example.com", "registry.example.com"),
     ("127.0.0.1:5000/x", "127.0.0.1:5000", "127.0.0.1:5000"),
+    ("127.0.0.1:5002/inferops/standin-vllm", "127.0.0.1:5002", "127.0.0.1:5002"),   # molecule/harness login.yml
     ("localhost/x", "localhost", "localhost"),
     ("localhost:5000/lab/vllm", "localhost:5000", "localhost:5000"),
 ])

@@ -193,3 +193,48 @@ def test_a_bad_proxy_stops_site_yml_at_the_plan(tmp_path):
     assert ("inferops.vllm launch plan: inferops_proxy.http='socks5://ops:***@proxy:1080' has scheme 'socks5'"
             in out), out[-3000:]
     assert "s3cret" not in out and "UNREACHABLE" not in out
+
+
+# --- the site_proxy lookup: the one place that names the variables behind a host's proxy --------
+
+LOOKUP_PLAY = """
+- name: The lookup reads the host's variables as the roles' expression did
+  hosts: all
+  connection: local
+  gather_facts: false
+  tasks:
+    - name: Same settings and environment as the filter over the same variables
+      ansible.builtin.assert:
+        that:
+          - lookup('inferops.vllm.site_proxy') == (inferops_proxy | default({}) | inferops.vllm.proxy_settings([vllm_image_mirror | default('')]))
+          - lookup('inferops.vllm.site_proxy', 'environment') == _env
+          - lookup('inferops.vllm.site_proxy', 'environment', 'problems', wantlist=true) == [_env, _problems]
+          - _env == (want_environment | from_json)
+      vars:
+        _env: "{{ (inferops_proxy | default({}) | inferops.vllm.proxy_settings([vllm_image_mirror | default('')])).environment }}"
+        _problems: "{{ (inferops_proxy | default({}) | inferops.vllm.proxy_settings([vllm_image_mirror | default('')])).problems }}"
+"""
+
+
+def test_the_site_proxy_lookup_reads_the_hosts_variables(tmp_path):
+    proxy = {"http": URL, "https": URL, "no_proxy": [".example.com"]}
+    env_with_mirror = p.environment(p.parse(proxy), ["mirror.site:5000"])
+    hosts = {
+        # templated inventory values, as group_vars give them
+        "templated": {"site_proxy_url": URL, "inferops_proxy": {"http": "{{ site_proxy_url }}", "https": "{{ site_proxy_url }}",
+                                                                "no_proxy": [".example.com"]},
+                      "mirror_host": "mirror.site", "vllm_image_mirror": "{{ mirror_host }}:5000",
+                      "want_environment": json.dumps(env_with_mirror)},
+        "unset": {"want_environment": "{}"},
+        "null": {"inferops_proxy": None, "vllm_image_mirror": None, "want_environment": "{}"},
+        "wrong": {"inferops_proxy": {"http": "gopher://x"}, "want_environment": "{}"},
+    }
+    for host in hosts.values():
+        host["ansible_python_interpreter"] = sys.executable
+    (tmp_path / "inventory.json").write_text(json.dumps({"all": {"hosts": hosts}}))
+    (tmp_path / "play.yml").write_text(LOOKUP_PLAY)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    result = subprocess.run([PLAYBOOK, "-i", str(tmp_path / "inventory.json"), str(tmp_path / "play.yml")], cwd=ROOT,
+                            env=env, capture_output=True, text=True, check=False, timeout=180)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0 and "ok=1" in out and "failed=1" not in out, out[-3000:]

@@ -1,0 +1,32 @@
+"""vllm_health's verdict over data-parallel ranks: a rank that hangs stands in with a probe's shape."""
+import socket
+
+from ansible_collections.inferops.vllm.plugins.module_utils import health
+from ansible_collections.inferops.vllm.plugins.modules import vllm_health
+
+
+def closed_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def params(url, ranks):
+    return {"url": url, "served_model_name": "m", "api_key": None, "timeout": 2, "check_generation": True,
+            "ranks": ranks}
+
+
+def test_a_rank_that_hung_has_the_shape_of_a_probe(monkeypatch):
+    url = "http://127.0.0.1:%d" % closed_port()
+    refused = health.probe(url, "m", timeout=1)
+    assert not refused["ready"] and refused["stage"] == "health"
+    monkeypatch.setattr(vllm_health, "each_rank", lambda ranks, call, deadline: [None] * ranks)
+    hung = vllm_health.probe_all(params(url, 2))
+    assert set(hung) == set(refused) == set(health.not_ready())
+    assert hung == dict(health.not_ready("generation", "2 of 2 ranks failed; rank 0: no answer within 6s"))
+
+
+def test_one_rank_answers_for_itself():
+    url = "http://127.0.0.1:%d" % closed_port()
+    result = vllm_health.probe_all(params(url, 1))
+    assert result == health.probe(url, "m", timeout=1) and result["stage"] == "health"
