@@ -54,8 +54,8 @@ def cluster_vars(name: str, port_offset: int, mirror: bool) -> dict:
         "fabric_check_enabled": False,
     }
     if mirror:
-        cluster.update({"vllm_image_mirror": "127.0.0.1:5002", "vllm_image_mirror_deploy": True,
-                        "vllm_image_mirror_port": 5002, "vllm_image_mirror_upstream": "http://127.0.0.1:5000"})
+        cluster.update({"vllm_image_mirror": "127.0.0.1:5003", "vllm_image_mirror_deploy": True,
+                        "vllm_image_mirror_port": 5003, "vllm_image_mirror_upstream": "http://127.0.0.1:5000"})
     return cluster
 
 
