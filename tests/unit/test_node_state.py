@@ -236,7 +236,7 @@ def test_read_node_reads_what_the_wanted_state_names_and_returns_no_judged_text(
     assert {name: step["why"] for name, step in result["steps"].items()} == {
         "env": [], "repo": [], "driver": ["nvidia-fabricmanager: not installed"], "groups": []}
     # one dpkg-query for the explicit and the wanted names together, the explicit ones first
-    assert [argv[3:] for argv in calls if argv[0] == "dpkg-query"] == [["nvidia-open", "nvidia-fabricmanager"]]
+    assert [argv[4:] for argv in calls if argv[0] == "dpkg-query"] == [["nvidia-open", "nvidia-fabricmanager"]]
     assert result["packages"]["nvidia-fabricmanager"] is None
     assert "content" not in result["files"][str(sources)] and "s3cret" not in json.dumps(result)
     assert result["files"][str(secret)]["mode"] == "0600"
