@@ -50,24 +50,26 @@ options:
     description:
       - The wanted state as data, by step (a task file or task of the role that would bring it about). The module
         reads what the steps name, on top of the lists above, and returns per step whether the node differs, and why.
-      - A step given as null is left out of RV(steps).
-      - Each step is a dict with any of the keys below; every key is optional, and a key left out or null is not judged.
-      - C(packages) - {name: {present, version, version_of, hold}}. C(present) (default true) - installed (false - not
-        installed; null - only its hold is judged, where it is installed). C(version) - a version prefix the installed
-        version must start with (as C(apt install name=<version>*) matches). C(version_of) - another package, whose
-        installed upstream version is the prefix (add-ons that must match the driver exactly). C(hold) - true - on hold
-        where installed.
-      - C(files) - {path: {exists, isdir, mode, content, checksum, lines, last_line_matching, json_subset}}. C(content) -
-        the exact text (compared by SHA-1, as M(ansible.builtin.copy) does). C(checksum) - its SHA-1; use it, not
-        C(content), for a file that holds a secret, so the secret is not among the module's arguments. C(lines) - each a
-        whole line of the file. C(last_line_matching) - {regexp, line} - the last line the regexp finds is the line
-        (what M(ansible.builtin.lineinfile) leaves). C(json_subset) - the file is JSON holding these keys and values,
-        recursively into objects (what a recursive merge of them would not change).
-      - C(services) - {unit: {active, enabled}}.
-      - C(groups) - {group: [members]} - the group exists and lists them (read from C(/etc/group)). C(users) - [names] -
-        they exist (read from C(/etc/passwd)).
-      - C(containers) - {name: {running, labels}} - the container exists, runs and has these label values.
-      - C(always) - a reason to run the step without judging it (what the data cannot express).
+        A step given as null is left out of RV(steps); an empty step never differs.
+      - Each step is a dict with any of the keys below; a key left out or null is not judged.
+      - >-
+        C(packages), by package name, a dict of C(present) (default true; false, not installed; null, only its hold
+        is judged, where it is installed), C(version) (a prefix the installed version must start with, as
+        C(apt install name=<version>*) matches), C(version_of) (another package, whose installed upstream version is
+        the prefix, for add-ons that must match the driver exactly) and C(hold) (true, on hold where installed).
+      - >-
+        C(files), by path, a dict of C(exists), C(isdir), C(mode), C(content) (the exact text, compared by SHA-1 as
+        M(ansible.builtin.copy) does), C(checksum) (its SHA-1; use it, not C(content), for a file that holds a secret,
+        so that the secret is not among the module's arguments), C(lines) (each a whole line of the file),
+        C(last_line_matching) (a dict of C(regexp) and C(line); the last line the regexp finds is the line, what
+        M(ansible.builtin.lineinfile) leaves) and C(json_subset) (the file is JSON holding these keys and values,
+        recursively into objects; what a recursive merge of them would not change).
+      - C(services), by unit, a dict of C(active) and C(enabled).
+      - >-
+        C(groups), by group, the members it must list (read from C(/etc/group)); C(users), names that must exist
+        (read from C(/etc/passwd)).
+      - C(containers), by name, a dict of C(running) and C(labels) (label values the container must have).
+      - C(always), a reason to run the step without judging it (what the data cannot express).
       - A file's text read only to judge a step is not returned.
     type: dict
     default: {}
