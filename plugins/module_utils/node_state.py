@@ -177,3 +177,246 @@ def installed_version(package: Optional[dict]) -> str:
     if not package or not package.get("version"):
         return ""
     return str(package["version"]).split("-", 1)[0]
+
+
+# The wanted state as data: each role names, per step (a task file or task), the packages, files,
+# services, groups, users and containers the step would bring about; the module reads them in its one
+# call and says per step whether the node differs and why, so the roles keep no second copy of the
+# modules' logic in Jinja. Only what the wanted data and the role's own vars hold goes into `why`,
+# never a file's content: a secret file is judged by checksum.
+
+# File keys that need the file's text.
+_TEXT_KEYS = ("lines", "last_line_matching", "json_subset")
+
+
+def _flag(value: object) -> Optional[bool]:
+    """A wanted bool as YAML or an older templating gives it (True, "true", "False"); None: not judged."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "on", "1")
+    return bool(value)
+
+
+def _mode(value: object) -> Optional[str]:
+    """'0644', '644' or an unquoted YAML 0644 (the int 420) as '0644'."""
+    if value is None or value == "":
+        return None
+    return "%04o" % (value if isinstance(value, int) else int(str(value), 8))
+
+
+def _given(want: dict, key: str) -> bool:
+    return want.get(key) not in (None, "")
+
+
+def wanted_reads(wanted: Dict[str, Optional[dict]]) -> Dict[str, list]:
+    """What the wanted steps name, to read in the same pass as the explicit lists: packages (with the
+    ones whose version another follows), services, files, containers, and whether /etc/group and
+    /etc/passwd are needed (`accounts`)."""
+    reads: Dict[str, dict] = {"packages": {}, "services": {}, "files": {}, "text": {}, "containers": {}}
+    accounts = False
+    for step in wanted.values():
+        step = step or {}
+        for name, want in (step.get("packages") or {}).items():
+            reads["packages"][name] = True
+            if _given(want or {}, "version_of"):
+                reads["packages"][want["version_of"]] = True
+        for name in step.get("services") or {}:
+            reads["services"][name] = True
+        for path, want in (step.get("files") or {}).items():
+            reads["files"][path] = True
+            if any(_given(want or {}, key) for key in _TEXT_KEYS):
+                reads["text"][path] = True
+        for name in step.get("containers") or {}:
+            reads["containers"][name] = True
+        accounts = accounts or bool(step.get("groups") or step.get("users"))
+    out = {key: list(names) for key, names in reads.items()}
+    out["accounts"] = [accounts]
+    return out
+
+
+def parse_group(text: str) -> Dict[str, List[str]]:
+    """/etc/group to {group: [members]}."""
+    groups = {}
+    for line in text.splitlines():
+        fields = line.split(":")
+        if len(fields) >= 4 and fields[0]:
+            groups[fields[0]] = [m for m in fields[3].split(",") if m]
+    return groups
+
+
+def parse_passwd(text: str) -> List[str]:
+    """/etc/passwd to the user names."""
+    return [line.split(":", 1)[0] for line in text.splitlines() if ":" in line]
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def judge_package(name: str, want: dict, found: Dict[str, Optional[dict]]) -> List[str]:
+    """present (default true; false: must be absent; null: only its hold is judged, where installed),
+    version (a prefix, as missing_packages reads a pin), version_of (the installed upstream version of
+    another package is the prefix), hold (true: on hold where installed)."""
+    package = found.get(name)
+    present = True if "present" not in want else _flag(want.get("present"))
+    if present is False:
+        return ["%s: installed, not wanted" % name] if package else []
+    if package is None:
+        return ["%s: not installed" % name] if present else []
+    why = []
+    pin = (installed_version(found.get(want["version_of"])) if _given(want, "version_of")
+           else str(want.get("version") or ""))
+    if pin and missing_packages(found, [name], {name: pin}):
+        why.append("%s: %s, not %s" % (name, package["version"], pin))
+    if _flag(want.get("hold")) and not package.get("hold"):
+        why.append("%s: not on hold" % name)
+    return why
+
+
+def json_differences(want: object, have: object, at: str = "") -> List[str]:
+    """Keys of `want` that `have` lacks or holds another value at, recursively into objects (a merge of
+    `want` into `have` would change them); lists and scalars compare whole."""
+    if isinstance(want, dict):
+        if not isinstance(have, dict):
+            return [at or "the document"]
+        out = []
+        for key, value in want.items():
+            where = "%s.%s" % (at, key) if at else str(key)
+            out += json_differences(value, have[key], where) if key in have else [where]
+        return out
+    return [] if want == have else [at or "the document"]
+
+
+def judge_file(path: str, want: dict, found: dict, text: Optional[str]) -> List[str]:
+    """exists, isdir, mode, content (exact), checksum (SHA-1), lines (each a whole line of the file),
+    last_line_matching {regexp, line} (the last line the regexp finds is the line, as lineinfile
+    leaves it), json_subset (the file's JSON has these keys and values). `text` is the file's text,
+    read only where a key needs it; it never goes into `why`."""
+    exists = _flag(want.get("exists"))
+    if not found.get("exists"):
+        judged = [key for key in ("isdir", "mode", "content", "checksum") + _TEXT_KEYS if _given(want, key)]
+        return ["%s: missing" % path] if exists or (exists is None and judged) else []
+    if exists is False:
+        return ["%s: exists, not wanted" % path]
+    why = []
+    isdir = _flag(want.get("isdir"))
+    if isdir is not None and bool(found.get("isdir")) != isdir:
+        why.append("%s: %s" % (path, "not a directory" if isdir else "a directory"))
+    mode = _mode(want.get("mode"))
+    if mode and found.get("mode") != mode:
+        why.append("%s: mode %s, not %s" % (path, found.get("mode"), mode))
+    if want.get("content") is not None and found.get("checksum") != hashlib.sha1(
+            str(want["content"]).encode("utf-8")).hexdigest():
+        why.append("%s: content differs" % path)
+    if _given(want, "checksum") and found.get("checksum") != want["checksum"]:
+        why.append("%s: checksum differs" % path)
+    lines = (text or "").splitlines()
+    for line in want.get("lines") or []:
+        if line not in lines:
+            why.append("%s: no line %r" % (path, line))
+    last = want.get("last_line_matching")
+    if last:
+        matching = [line for line in lines if re.search(last["regexp"], line)]
+        if not matching or matching[-1] != last["line"]:
+            why.append("%s: the last line matching %r is not %r" % (path, last["regexp"], last["line"]))
+    if want.get("json_subset") is not None:
+        try:
+            document = json.loads(text or "")
+        except ValueError:
+            why.append("%s: not JSON" % path)
+        else:
+            why += ["%s: %s differs" % (path, key) for key in json_differences(want["json_subset"], document)]
+    return why
+
+
+def judge_service(name: str, want: dict, found: dict) -> List[str]:
+    why = []
+    for key in ("active", "enabled"):
+        wanted = _flag(want.get(key))
+        if wanted is not None and bool(found.get(key)) != wanted:
+            why.append("%s: %s" % (name, ("not " + key) if wanted else (key + ", not wanted")))
+    return why
+
+
+def judge_container(name: str, want: dict, found: dict) -> List[str]:
+    if not found.get("exists"):
+        return ["%s: no such container" % name]
+    why = []
+    running = _flag(want.get("running"))
+    if running is not None and bool(found.get("running")) != running:
+        why.append("%s: %s" % (name, "not running" if running else "running"))
+    labels = found.get("labels") or {}
+    for key, value in (want.get("labels") or {}).items():
+        if labels.get(key) != value:
+            why.append("%s: label %s differs" % (name, key))
+    return why
+
+
+def judge_step(step: dict, node: dict) -> List[str]:
+    """Why the node differs from one step's wanted state ([] where it does not). `node` holds what
+    was read: packages, services, files, text (path: the text of files a key needs), containers,
+    groups ({group: [members]}) and users. `always` is a reason to run the step without judging
+    (what the data cannot express, e.g. dnf module streams)."""
+    why = [str(step["always"])] if step.get("always") else []
+    for name, want in (step.get("packages") or {}).items():
+        why += judge_package(name, want or {}, node["packages"])
+    for path, want in (step.get("files") or {}).items():
+        why += judge_file(path, want or {}, node["files"].get(path) or {}, node["text"].get(path))
+    for name, want in (step.get("services") or {}).items():
+        why += judge_service(name, want or {}, node["services"].get(name) or {})
+    for group, members in (step.get("groups") or {}).items():
+        if group not in node["groups"]:
+            why.append("group %s: missing" % group)
+            continue
+        why += ["%s: not in group %s" % (user, group) for user in members or [] if user not in node["groups"][group]]
+    why += ["user %s: missing" % user for user in step.get("users") or [] if user not in node["users"]]
+    for name, want in (step.get("containers") or {}).items():
+        why += judge_container(name, want or {}, node["containers"].get(name) or {})
+    return why
+
+
+def judge(wanted: Dict[str, Optional[dict]], node: dict) -> Dict[str, dict]:
+    """{step: {differs, why}} for every step of `wanted`; a step given as null is left out."""
+    steps = {}
+    for name, step in wanted.items():
+        if step is not None:
+            why = judge_step(step, node)
+            steps[name] = {"differs": bool(why), "why": why}
+    return steps
+
+
+def read_node(run: Runner, bins: Dict[str, Optional[str]], packages_: Iterable[str] = (), services_: Iterable[str] = (),
+              files_: Iterable[str] = (), read: Iterable[str] = (), images_: Iterable[str] = (),
+              containers_: Iterable[str] = (),
+              wanted: Optional[Dict[str, Optional[dict]]] = None, etc: str = "/etc") -> dict:
+    """The module's whole answer: what the explicit lists and the wanted steps name, read once, and
+    the steps judged. `bins` holds the paths of dpkg-query, rpm, systemctl and docker (None: absent).
+    Text read only to judge a step is not returned."""
+    wanted = wanted or {}
+    names = wanted_reads(wanted)
+    read = list(read)
+
+    def both(explicit, key):
+        return list(dict.fromkeys(list(explicit) + names[key]))
+
+    found_packages = packages(both(packages_, "packages"), run, bins.get("dpkg-query"), bins.get("rpm"))
+    found_services = services(both(services_, "services"), run, bins.get("systemctl"))
+    found_files = files([p for p in both(files_, "files") if p not in read], read)
+    found_containers = containers(both(containers_, "containers"), run, bins.get("docker"))
+    text = {}
+    for path in names["text"]:
+        if found_files[path].get("exists") and not found_files[path].get("isdir"):
+            text[path] = found_files[path].get("content") if path in read else _read_text(path)
+    node = {"packages": found_packages, "services": found_services, "files": found_files, "text": text,
+            "containers": found_containers, "groups": {}, "users": []}
+    if names["accounts"][0]:
+        node["groups"] = parse_group(_read_text(os.path.join(etc, "group")))
+        node["users"] = parse_passwd(_read_text(os.path.join(etc, "passwd")))
+    return {"packages": found_packages, "services": found_services, "files": found_files,
+            "images": images(list(images_), run, bins.get("docker")), "containers": found_containers,
+            "steps": judge(wanted, node)}

@@ -46,6 +46,33 @@ options:
     type: list
     elements: str
     default: []
+  wanted:
+    description:
+      - The wanted state as data, by step (a task file or task of the role that would bring it about). The module
+        reads what the steps name, on top of the lists above, and returns per step whether the node differs, and why.
+        A step given as null is left out of RV(steps); an empty step never differs.
+      - Each step is a dict with any of the keys below; a key left out or null is not judged.
+      - >-
+        C(packages), by package name, a dict of C(present) (default true; false, not installed; null, only its hold
+        is judged, where it is installed), C(version) (a prefix the installed version must start with, as
+        C(apt install name=<version>*) matches), C(version_of) (another package, whose installed upstream version is
+        the prefix, for add-ons that must match the driver exactly) and C(hold) (true, on hold where installed).
+      - >-
+        C(files), by path, a dict of C(exists), C(isdir), C(mode), C(content) (the exact text, compared by SHA-1 as
+        M(ansible.builtin.copy) does), C(checksum) (its SHA-1; use it, not C(content), for a file that holds a secret,
+        so that the secret is not among the module's arguments), C(lines) (each a whole line of the file),
+        C(last_line_matching) (a dict of C(regexp) and C(line); the last line the regexp finds is the line, what
+        M(ansible.builtin.lineinfile) leaves) and C(json_subset) (the file is JSON holding these keys and values,
+        recursively into objects; what a recursive merge of them would not change).
+      - C(services), by unit, a dict of C(active) and C(enabled).
+      - >-
+        C(groups), by group, the members it must list (read from C(/etc/group)); C(users), names that must exist
+        (read from C(/etc/passwd)).
+      - C(containers), by name, a dict of C(running) and C(labels) (label values the container must have).
+      - C(always), a reason to run the step without judging it (what the data cannot express).
+      - A file's text read only to judge a step is not returned.
+    type: dict
+    default: {}
 extends_documentation_fragment:
   - inferops.vllm.attributes
   - inferops.vllm.attributes.read_only
@@ -67,6 +94,22 @@ EXAMPLES = r"""
   ansible.builtin.apt:
     name: docker.io
   when: engine.packages['docker.io'] is none
+
+- name: Read the engine against its wanted state
+  inferops.vllm.node_state:
+    wanted:
+      engine:
+        packages: {docker.io: {hold: true}}
+        services: {docker: {active: true, enabled: true}}
+      daemon_json:
+        files: {/etc/docker/daemon.json: {mode: "0644", json_subset: {live-restore: true}}}
+  register: engine_state
+
+- name: Say why the engine step runs
+  ansible.builtin.debug:
+    msg: "{{ engine_state.steps.engine.why }}"
+    verbosity: 1
+  when: engine_state.steps.engine.differs
 """
 
 RETURN = r"""
@@ -112,6 +155,15 @@ containers:
       started_at: 1796065269.123
       restart_count: 0
       exit_code: 0
+steps:
+  description: >-
+    Per step of O(wanted), C(differs) (the node differs from the step's wanted state) and C(why) (what differs, in
+    short human strings; never a file's content).
+  returned: always
+  type: dict
+  sample:
+    install: {differs: true, why: ["nvidia-open: not on hold", "/etc/apt/preferences.d/00-inferops-nvidia-driver: content differs"]}
+    persistenced: {differs: false, why: []}
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -123,22 +175,17 @@ def main():
     lists = {"type": "list", "elements": "str", "default": []}
     paths = {"type": "list", "elements": "path", "default": []}
     module = AnsibleModule(argument_spec={"packages": lists, "services": lists, "files": paths, "read": paths,
-                                          "images": lists, "containers": lists}, supports_check_mode=True)
+                                          "images": lists, "containers": lists, "wanted": {"type": "dict", "default": {}}},
+                           supports_check_mode=True)
     params = module.params
 
     def run(argv):
         return module.run_command(argv, environ_update={"LC_ALL": "C"})
 
-    docker = module.get_bin_path("docker")
-    module.exit_json(
-        changed=False,
-        packages=node_state.packages(params["packages"], run, module.get_bin_path("dpkg-query"),
-                                     module.get_bin_path("rpm")),
-        services=node_state.services(params["services"], run, module.get_bin_path("systemctl")),
-        files=node_state.files(params["files"], params["read"]),
-        images=node_state.images(params["images"], run, docker),
-        containers=node_state.containers(params["containers"], run, docker),
-    )
+    bins = {name: module.get_bin_path(name) for name in ("dpkg-query", "rpm", "systemctl", "docker")}
+    module.exit_json(changed=False, **node_state.read_node(
+        run, bins, params["packages"], params["services"], params["files"], params["read"], params["images"],
+        params["containers"], params["wanted"]))
 
 
 if __name__ == "__main__":

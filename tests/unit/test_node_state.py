@@ -108,3 +108,138 @@ def test_installed_version_drops_the_release_and_is_empty_when_not_installed():
     assert node_state.installed_version({"version": "6.4.1"}) == "6.4.1"
     assert node_state.installed_version(None) == ""
     assert node_state.installed_version({"version": ""}) == ""
+
+
+def node(**parts):
+    """What read_node hands judge: nothing installed, read or running unless given."""
+    return dict({"packages": {}, "services": {}, "files": {}, "text": {}, "containers": {}, "groups": {}, "users": []},
+                **parts)
+
+
+def test_packages_present_pinned_held_and_following_the_driver():
+    packages = {"nvidia-open": {"version": "580.95.05-1", "hold": True},
+                "nvidia-fabricmanager": {"version": "580.82.07-1", "hold": False},
+                "nvidia-kernel-dkms": None, "nvidia-driver-pinning-580": {"version": "580-1", "hold": False}}
+    wanted = {
+        "install": {"packages": {"nvidia-open": {"version": "580.95.05", "hold": True},
+                                 "nvidia-driver-pinning-580": {},
+                                 "nvidia-kernel-dkms": {"present": None, "hold": True}}},
+        "fabric_manager": {"packages": {"nvidia-fabricmanager": {"version_of": "nvidia-open", "hold": True}}},
+        "pinned_elsewhere": {"packages": {"nvidia-open": {"version": "580.82"}, "cuda-drivers": {"version": None}}},
+        "unwanted": {"packages": {"nvidia-open": {"present": False}}},
+        "off": None}
+    steps = node_state.judge(wanted, node(packages=packages))
+    assert steps["install"] == {"differs": False, "why": []}
+    assert steps["fabric_manager"]["why"] == ["nvidia-fabricmanager: 580.82.07-1, not 580.95.05",
+                                              "nvidia-fabricmanager: not on hold"]
+    assert steps["pinned_elsewhere"]["why"] == ["nvidia-open: 580.95.05-1, not 580.82", "cuda-drivers: not installed"]
+    assert steps["unwanted"]["why"] == ["nvidia-open: installed, not wanted"]
+    assert "off" not in steps
+    # a driver that is not installed yet pins nothing: any add-on version will do
+    alone = {"nvidia-fabricmanager": {"version": "580.82.07-1", "hold": True}}
+    assert not node_state.judge(wanted, node(packages=alone))["fabric_manager"]["differs"]
+
+
+def test_files_by_content_mode_lines_and_lineinfile():
+    pin = "Package: nvidia-open\nPin: version 580.95.05-*\n"
+    config = "# IMEX\nIMEX_NODE_CONFIG_FILE=/old\nIMEX_NODE_CONFIG_FILE=/etc/nvidia-imex/nodes_config.cfg\n"
+    files = {"/pin": {"exists": True, "isdir": False, "mode": "0644", "checksum": checksum_s(pin)},
+             "/sources": {"exists": True, "isdir": False, "mode": "0644", "checksum": "x"},
+             "/imex": {"exists": True, "isdir": False, "mode": "0644", "checksum": "y"},
+             "/keyrings": {"exists": True, "isdir": True, "mode": "0755"},
+             "/gone": {"exists": False}}
+    text = {"/sources": "Types: deb\nURIs: https://repo/\nSigned-By: /k.gpg\n", "/imex": config}
+    last = {"regexp": "^IMEX_NODE_CONFIG_FILE=", "line": "IMEX_NODE_CONFIG_FILE=/etc/nvidia-imex/nodes_config.cfg"}
+    wanted = {"same": {"files": {"/pin": {"content": pin, "mode": "0644"}, "/keyrings": {"isdir": True, "mode": 0o755},
+                                 "/sources": {"lines": ["URIs: https://repo/", "Signed-By: /k.gpg"]},
+                                 "/imex": {"last_line_matching": last}, "/gone": {"exists": False}}},
+              "other": {"files": {"/pin": {"content": pin + "\n", "mode": "0600"}, "/keyrings": {"isdir": False},
+                                  "/sources": {"lines": ["URIs: https://repo", "Signed-By: /k.gpg"]},
+                                  "/imex": {"last_line_matching": dict(last, line="IMEX_NODE_CONFIG_FILE=/old")},
+                                  "/gone": {"content": "x"}, "/never-read": {"mode": "0644"}}},
+              "absent": {"files": {"/pin": {"exists": False}, "/gone": {"exists": None}}}}
+    steps = node_state.judge(wanted, node(files=files, text=text))
+    assert steps["same"] == {"differs": False, "why": []}
+    assert steps["other"]["why"] == [
+        "/pin: mode 0644, not 0600", "/pin: content differs", "/keyrings: a directory",
+        "/sources: no line 'URIs: https://repo'",
+        "/imex: the last line matching '^IMEX_NODE_CONFIG_FILE=' is not 'IMEX_NODE_CONFIG_FILE=/old'",
+        "/gone: missing", "/never-read: missing"]
+    assert steps["absent"]["why"] == ["/pin: exists, not wanted"]
+
+
+def test_json_subset_is_what_a_recursive_merge_would_not_change():
+    daemon = {"live-restore": True, "runtimes": {"nvidia": {"path": "nvidia-container-runtime"}},
+              "features": {"cdi": False}, "dns": ["10.0.0.1"]}
+    files = {"/d.json": {"exists": True, "isdir": False, "mode": "0644", "checksum": "z"}}
+    text = {"/d.json": json.dumps(daemon)}
+    wanted = {"kept": {"files": {"/d.json": {"json_subset": {"live-restore": True, "runtimes": {"nvidia": {}}}}}},
+              "merged": {"files": {"/d.json": {"json_subset": {"features": {"cdi": True}, "dns": ["10.0.0.2"],
+                                                               "runtimes": {"amd": {}}}}}},
+              "broken": {"files": {"/d.json": {"json_subset": {}}}}}
+    steps = node_state.judge(wanted, node(files=files, text=text))
+    assert steps["kept"]["why"] == []
+    assert steps["merged"]["why"] == ["/d.json: features.cdi differs", "/d.json: dns differs", "/d.json: runtimes.amd differs"]
+    assert node_state.judge(wanted, node(files=files, text={"/d.json": "{"}))["broken"]["why"] == ["/d.json: not JSON"]
+
+
+def test_services_groups_users_containers_and_always():
+    wanted = {"units": {"services": {"nvidia-imex": {"active": True, "enabled": True}, "old": {"active": False}}},
+              "gpu_groups": {"groups": {"render": ["alice", "bob"], "video": ["alice"], "kvm": []},
+                             "users": ["alice", "carol"]},
+              "container": {"containers": {"vllm": {"running": True, "labels": {"inferops.vllm.launch": "ab"}},
+                                           "other": {"running": True}}},
+              "dnf": {"always": "dnf nodes are not judged"}}
+    state = node(services={"nvidia-imex": {"installed": True, "active": True, "enabled": False},
+                           "old": {"installed": True, "active": True, "enabled": True}},
+                 groups=node_state.parse_group("render:x:992:alice\nvideo:x:44:bob,alice\n"),
+                 users=node_state.parse_passwd("root:x:0:0::/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\n"),
+                 containers={"vllm": {"exists": True, "running": False, "labels": {"inferops.vllm.launch": "cd"}},
+                             "other": {"exists": False}})
+    steps = node_state.judge(wanted, state)
+    assert steps["units"]["why"] == ["nvidia-imex: not enabled", "old: active, not wanted"]
+    assert steps["gpu_groups"]["why"] == ["bob: not in group render", "group kvm: missing", "user carol: missing"]
+    assert steps["container"]["why"] == ["vllm: not running", "vllm: label inferops.vllm.launch differs",
+                                         "other: no such container"]
+    assert steps["dnf"] == {"differs": True, "why": ["dnf nodes are not judged"]}
+
+
+def test_wanted_bools_from_an_older_templating():
+    state = node(services={"docker": {"active": True, "enabled": True}})
+    assert not node_state.judge({"s": {"services": {"docker": {"active": "True", "enabled": "true"}}}}, state)["s"]["differs"]
+    assert node_state.judge({"s": {"services": {"docker": {"active": "False"}}}}, state)["s"]["differs"]
+
+
+def test_read_node_reads_what_the_wanted_state_names_and_returns_no_judged_text(tmp_path):
+    secret = tmp_path / "vllm.env"
+    secret.write_text("VLLM_API_KEY=s3cret\n")
+    secret.chmod(0o600)
+    sources = tmp_path / "cuda.sources"
+    sources.write_text("URIs: https://repo/\n")
+    (tmp_path / "group").write_text("render:x:992:alice\nvideo:x:44:alice\n")
+    (tmp_path / "passwd").write_text("alice:x:1000:1000::/home/alice:/bin/sh\n")
+    calls = []
+
+    def fake_run(argv):
+        calls.append(argv)
+        if argv[0] == "dpkg-query":
+            return 0, "nvidia-open\thold ok installed\t580.95.05-1\n", ""
+        return 0, "LoadState=loaded\nActiveState=active\nUnitFileState=enabled\n", ""
+
+    wanted = {"env": {"files": {str(secret): {"checksum": checksum_s("VLLM_API_KEY=s3cret\n"), "mode": "0600"}}},
+              "repo": {"files": {str(sources): {"lines": ["URIs: https://repo/"]}}},
+              "driver": {"packages": {"nvidia-fabricmanager": {"version_of": "nvidia-open"}},
+                         "services": {"nvidia-persistenced": {"active": True}}},
+              "groups": {"groups": {"render": ["alice"], "video": ["alice"]}, "users": ["alice"]}}
+    bins = {"dpkg-query": "dpkg-query", "rpm": None, "systemctl": "systemctl", "docker": None}
+    result = node_state.read_node(fake_run, bins, packages_=["nvidia-open"], read=[], wanted=wanted, etc=str(tmp_path))
+    assert {name: step["why"] for name, step in result["steps"].items()} == {
+        "env": [], "repo": [], "driver": ["nvidia-fabricmanager: not installed"], "groups": []}
+    # one dpkg-query for the explicit and the wanted names together, the explicit ones first
+    assert [argv[4:] for argv in calls if argv[0] == "dpkg-query"] == [["nvidia-open", "nvidia-fabricmanager"]]
+    assert result["packages"]["nvidia-fabricmanager"] is None
+    assert "content" not in result["files"][str(sources)] and "s3cret" not in json.dumps(result)
+    assert result["files"][str(secret)]["mode"] == "0600"
+    # no wanted state: the result of before, with no steps
+    bare = node_state.read_node(fake_run, bins, files_=[str(secret)])
+    assert bare["steps"] == {} and set(bare) == {"packages", "services", "files", "images", "containers", "steps"}
