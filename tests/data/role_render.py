@@ -98,7 +98,9 @@ class Role:
     def __init__(self, name: str, facts: Dict[str, str], overrides: Optional[dict] = None):
         self.name = name
         self.path = ROLES / name
-        self.variables: Dict[str, Any] = dict(load(self.path / "defaults" / "main.yml") or {})
+        # the inventory of one GPU node (the roles' auto choices need a GPU model)
+        self.variables: Dict[str, Any] = {"inventory_hostname": "node1", "vllm_gpu_model": "H200"}
+        self.variables.update(load(self.path / "defaults" / "main.yml") or {})
         self.variables.update(load(self.path / "vars" / "main.yml") or {})
         self.variables.update(overrides or {})
         self.variables["ansible_facts"] = dict(facts)
