@@ -1,29 +1,62 @@
-"""An HGX H200 node after converge: pinned and held driver, Fabric Manager, toolkit."""
+"""An HGX H200 node after converge, read on the node: the exact driver pinned and held, Fabric
+Manager at its version and running, the toolkit and the dockerd that runs with its runtime, all
+through the site's proxy."""
 import json
 import os
 
 DRIVER = "580.95.05"
+DRIVER_PACKAGES = ["nvidia-open", "nvidia-driver-cuda", "nvidia-kernel-open-dkms", "nvidia-fabricmanager"]
 
 
 def held(host):
     return {line.split()[0] for line in host.check_output("dpkg --get-selections").splitlines() if line.endswith("hold")}
 
 
+def policy(host, name):
+    """apt's Installed and Candidate versions of a package."""
+    lines = [line.strip() for line in host.check_output("apt-cache policy %s" % name).splitlines()]
+    return {key: line.split(":", 1)[1].strip() for line in lines for key in ("Installed", "Candidate")
+            if line.startswith(key + ":")}
+
+
+def mtime(host, path):
+    return int(host.check_output("stat -c %%Y %s" % path))
+
+
+def started_at(host, unit):
+    """When the unit last entered the active state, in seconds since the epoch."""
+    return int(host.check_output('date -d "$(systemctl show -p ActiveEnterTimestamp --value %s)" +%%s' % unit))
+
+
+def managed_file(host, path):
+    f = host.file(path)
+    assert f.is_file and f.mode == 0o644 and f.user == "root" and f.group == "root", path
+    return f
+
+
 def test_cuda_repository_is_signed_deb822(host):
     source = host.file("/etc/apt/sources.list.d/cuda.sources")
-    assert source.contains("Signed-By: /usr/share/keyrings/cuda-archive-keyring.gpg")
+    assert source.contains("^URIs: http://standin-repo.invalid/cuda/debian12/x86_64/$")
+    assert source.contains("^Signed-By: /usr/share/keyrings/cuda-archive-keyring.gpg$")
     assert host.package("cuda-keyring").is_installed
 
 
 def test_driver_is_the_pinned_version_and_held(host):
     assert host.package("nvidia-driver-pinning-580").is_installed
-    assert host.package("nvidia-open").version.startswith(DRIVER)
-    assert host.package("nvidia-fabricmanager").version.startswith(DRIVER)
-    assert {"nvidia-open", "nvidia-driver-cuda", "nvidia-kernel-open-dkms", "nvidia-fabricmanager"} <= held(host)
+    for name in DRIVER_PACKAGES:
+        assert host.package(name).version == DRIVER + "-1", name
+    assert set(DRIVER_PACKAGES) <= held(host)
+    # the exact pin outranks the branch pin, whose newest (580.105.08) the repository also has
+    pin = managed_file(host, "/etc/apt/preferences.d/00-inferops-nvidia-driver").content_string.splitlines()
+    assert pin[0] == "# Managed by inferops.vllm: nvidia_driver_version=%s" % DRIVER
+    assert {"Pin: version %s-*" % DRIVER, "Pin-Priority: 1001"} <= set(pin)
+    assert set(DRIVER_PACKAGES) <= set(next(line for line in pin if line.startswith("Package: ")).split()[1:])
+    assert policy(host, "nvidia-open") == {"Installed": DRIVER + "-1", "Candidate": DRIVER + "-1"}
 
 
 def test_unattended_upgrades_and_nouveau(host):
-    assert host.file("/etc/apt/apt.conf.d/51inferops-nvidia-driver").contains('"nvidia-";')
+    block = managed_file(host, "/etc/apt/apt.conf.d/51inferops-nvidia-driver")
+    assert block.contains("Unattended-Upgrade::Package-Blacklist {") and block.contains('"nvidia-";')
     assert host.file("/etc/modprobe.d/blacklist-nouveau.conf").contains("^blacklist nouveau$")
 
 
@@ -32,19 +65,24 @@ def test_services(host):
         service = host.service(name)
         assert service.is_running and service.is_enabled, name
     assert not host.package("nvidia-imex").is_installed
+    assert not host.file("/etc/modprobe.d/nvidia-imex-channel.conf").exists
 
 
-def test_daemon_json_is_merged(host):
-    config = json.loads(host.file("/etc/docker/daemon.json").content_string)
+def test_dockerd_runs_with_the_merged_daemon_json(host):
+    config = json.loads(managed_file(host, "/etc/docker/daemon.json").content_string)
     assert config["runtimes"]["nvidia"]["path"] == "nvidia-container-runtime"
     assert config["features"]["cdi"] is True and config["live-restore"] is True
     assert config["bridge"] == "none" and config["storage-driver"] == "overlay2"
+    for path in ("/etc/docker/daemon.json", "/etc/docker/http-proxy.env", "/etc/systemd/system/docker.service.d/http-proxy.conf"):
+        assert started_at(host, "docker") >= mtime(host, path), "dockerd started before %s was written" % path
+    assert "nvidia" in json.loads(host.check_output("docker info --format '{{json .Runtimes}}'"))
 
 
-def test_gpus_visible_on_host(host):
-    out = host.check_output("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader")
-    assert out.splitlines() == ["NVIDIA H200, %s" % DRIVER] * 8
-    assert host.file("/var/run/cdi/nvidia.yaml").exists
+def test_toolkit_and_cdi_spec(host):
+    assert host.package("nvidia-container-toolkit").is_installed
+    assert host.file("/etc/apt/sources.list.d/nvidia-container-toolkit.sources").contains(
+        "^Signed-By: /etc/apt/keyrings/nvidia-container-toolkit.asc$")
+    assert host.file("/var/run/cdi/nvidia.yaml").is_file
 
 
 def test_the_vendor_repositories_came_through_the_site_proxy(host):

@@ -1,33 +1,70 @@
-"""An MI355X node: ROCm and amdgpu-dkms held, groups, AMD container toolkit."""
+"""An MI355X node after converge, read on the node: ROCm 7.2.1 and amdgpu-dkms from the signed
+repositories, held; the GPU groups; the AMD container toolkit and the dockerd that runs with its
+runtime. Reached like a fleet node: over SSH as a non-root user with a sudo password."""
 import json
+
+ROCM_BUILD = "7.2.1.70201-1"
+
+
+def selections(host):
+    return dict(line.split() for line in host.check_output("dpkg --get-selections").splitlines())
+
+
+def mtime(host, path):
+    return int(host.check_output("stat -c %%Y %s" % path))
+
+
+def started_at(host, unit):
+    """When the unit last entered the active state, in seconds since the epoch."""
+    return int(host.check_output('date -d "$(systemctl show -p ActiveEnterTimestamp --value %s)" +%%s' % unit))
 
 
 def test_repositories(host):
-    for name in ("rocm", "amdgpu"):
-        assert host.file("/etc/apt/sources.list.d/%s.sources" % name).contains("Signed-By: /etc/apt/keyrings/rocm.asc")
+    keyrings = host.file("/etc/apt/keyrings")
+    assert keyrings.is_directory and keyrings.mode == 0o755
+    key = host.file("/etc/apt/keyrings/rocm.asc")
+    assert key.is_file and key.mode == 0o644 and key.user == "root"
+    uris = {"rocm": "file:///srv/inferops-standin/rocm/apt/7.2.1", "amdgpu": "file:///srv/inferops-standin/amdgpu/7.2.1/ubuntu"}
+    for name, uri in uris.items():
+        lines = host.file("/etc/apt/sources.list.d/%s.sources" % name).content_string.splitlines()
+        for line in ("URIs: " + uri, "Suites: jammy", "Components: main", "Architectures: amd64",
+                     "Signed-By: /etc/apt/keyrings/rocm.asc"):
+            assert line in lines, (name, line)
 
 
-def test_packages_held(host):
-    assert host.package("rocm").version.startswith("7.2.1")
+def test_packages_at_the_release_and_held(host):
+    for name in ("rocm", "rocm-core"):
+        assert host.package(name).version == ROCM_BUILD, name
     assert host.package("amdgpu-dkms").is_installed
-    holds = host.check_output("dpkg --get-selections rocm amdgpu-dkms rocm-core")
-    assert holds.count("hold") == 3
+    held = selections(host)
+    for name in ("rocm", "rocm-core", "amdgpu-dkms"):
+        assert held[name] == "hold", name
 
 
 def test_groups(host):
+    for name in ("render", "video"):
+        group = host.group(name)
+        assert group.exists and group.gid < 1000, name   # system groups
     assert {"render", "video"} <= set(host.user("root").groups)
 
 
-def test_amd_smi(host):
-    data = json.loads(host.check_output("amd-smi static --json"))
-    assert [g["asic"]["market_name"] for g in data["gpu_data"]] == ["AMD Instinct MI355X"] * 8
+def test_toolkit_from_its_signed_repository(host):
+    assert host.package("amd-container-toolkit").is_installed
+    source = host.file("/etc/apt/sources.list.d/amd-container-toolkit.sources")
+    assert source.contains("^Signed-By: /etc/apt/keyrings/amd-container-toolkit.asc$")
+    assert host.file("/etc/apt/keyrings/amd-container-toolkit.asc").is_file
 
 
-def test_docker_with_amd_runtime(host):
-    config = json.loads(host.file("/etc/docker/daemon.json").content_string)
+def test_dockerd_runs_with_the_amd_runtime(host):
+    daemon = host.file("/etc/docker/daemon.json")
+    assert daemon.mode == 0o644 and daemon.user == "root"
+    config = json.loads(daemon.content_string)
     assert config["runtimes"]["amd"]["path"] == "amd-container-runtime"
-    assert "cdi" not in config.get("features", {})
-    assert host.service("docker").is_running
+    assert "cdi" not in config.get("features", {}) and config["live-restore"] is True
+    service = host.service("docker")
+    assert service.is_enabled and service.is_running
+    # ops may not use dockerd's socket: the unit's start says it read this daemon.json
+    assert started_at(host, "docker") >= mtime(host, "/etc/docker/daemon.json"), "dockerd runs an older daemon.json"
 
 
 def test_reached_over_ssh_as_a_non_root_user_with_a_sudo_password(host):
