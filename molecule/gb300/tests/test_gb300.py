@@ -3,41 +3,15 @@ and held (no exact version asked for: the branch pin's newest), IMEX at the driv
 its channel option, node list and a service started after them, no Fabric Manager, the
 unattended-upgrades block, the toolkit and the dockerd that runs with its runtime."""
 import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "_shared"))
+from node_reads import selections, policy, content_lines, mtime, started_at, managed_file  # noqa: E402  (molecule/_shared, beside the scenarios)
 
 BRANCH = "580"
 NODES = ["10.20.0.11", "10.20.0.12"]   # vllm_control_address of both trays, sorted
 DRIVER_PACKAGES = ["nvidia-open", "nvidia-driver-cuda", "nvidia-kernel-open-dkms"]
-
-
-def selections(host):
-    return dict(line.split() for line in host.check_output("dpkg --get-selections").splitlines())
-
-
-def policy(host, name):
-    """apt's Installed and Candidate versions of a package."""
-    lines = [line.strip() for line in host.check_output("apt-cache policy %s" % name).splitlines()]
-    return {key: line.split(":", 1)[1].strip() for line in lines for key in ("Installed", "Candidate")
-            if line.startswith(key + ":")}
-
-
-def content_lines(host, path):
-    """The file's lines without comments and blank lines."""
-    return [line for line in host.file(path).content_string.splitlines() if line.strip() and not line.startswith("#")]
-
-
-def mtime(host, path):
-    return int(host.check_output("stat -c %%Y %s" % path))
-
-
-def started_at(host, unit):
-    """When the unit last entered the active state, in seconds since the epoch."""
-    return int(host.check_output('date -d "$(systemctl show -p ActiveEnterTimestamp --value %s)" +%%s' % unit))
-
-
-def managed_file(host, path):
-    f = host.file(path)
-    assert f.is_file and f.mode == 0o644 and f.user == "root" and f.group == "root", path
-    return f
 
 
 def test_driver_is_the_branchs_newest_and_held(host):

@@ -3,35 +3,13 @@ Manager at its version and running, the toolkit and the dockerd that runs with i
 through the site's proxy."""
 import json
 import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "_shared"))
+from node_reads import held, policy, mtime, started_at, managed_file  # noqa: E402  (molecule/_shared, beside the scenarios)
 
 DRIVER = "580.95.05"
 DRIVER_PACKAGES = ["nvidia-open", "nvidia-driver-cuda", "nvidia-kernel-open-dkms", "nvidia-fabricmanager"]
-
-
-def held(host):
-    return {line.split()[0] for line in host.check_output("dpkg --get-selections").splitlines() if line.endswith("hold")}
-
-
-def policy(host, name):
-    """apt's Installed and Candidate versions of a package."""
-    lines = [line.strip() for line in host.check_output("apt-cache policy %s" % name).splitlines()]
-    return {key: line.split(":", 1)[1].strip() for line in lines for key in ("Installed", "Candidate")
-            if line.startswith(key + ":")}
-
-
-def mtime(host, path):
-    return int(host.check_output("stat -c %%Y %s" % path))
-
-
-def started_at(host, unit):
-    """When the unit last entered the active state, in seconds since the epoch."""
-    return int(host.check_output('date -d "$(systemctl show -p ActiveEnterTimestamp --value %s)" +%%s' % unit))
-
-
-def managed_file(host, path):
-    f = host.file(path)
-    assert f.is_file and f.mode == 0o644 and f.user == "root" and f.group == "root", path
-    return f
 
 
 def test_cuda_repository_is_signed_deb822(host):

@@ -2,21 +2,13 @@
 repositories, held; the GPU groups; the AMD container toolkit and the dockerd that runs with its
 runtime. Reached like a fleet node: over SSH as a non-root user with a sudo password."""
 import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "_shared"))
+from node_reads import selections, mtime, started_at  # noqa: E402  (molecule/_shared, beside the scenarios)
 
 ROCM_BUILD = "7.2.1.70201-1"
-
-
-def selections(host):
-    return dict(line.split() for line in host.check_output("dpkg --get-selections").splitlines())
-
-
-def mtime(host, path):
-    return int(host.check_output("stat -c %%Y %s" % path))
-
-
-def started_at(host, unit):
-    """When the unit last entered the active state, in seconds since the epoch."""
-    return int(host.check_output('date -d "$(systemctl show -p ActiveEnterTimestamp --value %s)" +%%s' % unit))
 
 
 def test_repositories(host):
