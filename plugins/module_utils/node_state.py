@@ -211,10 +211,8 @@ def _given(want: dict, key: str) -> bool:
 
 def wanted_reads(wanted: Dict[str, Optional[dict]]) -> Dict[str, list]:
     """What the wanted steps name, to read in the same pass as the explicit lists: packages (with the
-    ones whose version another follows), services, files, containers, and whether /etc/group and
-    /etc/passwd are needed (`accounts`)."""
+    ones whose version another follows), services, files (and those whose text a key needs), containers."""
     reads: Dict[str, dict] = {"packages": {}, "services": {}, "files": {}, "text": {}, "containers": {}}
-    accounts = False
     for step in wanted.values():
         step = step or {}
         for name, want in (step.get("packages") or {}).items():
@@ -229,10 +227,7 @@ def wanted_reads(wanted: Dict[str, Optional[dict]]) -> Dict[str, list]:
                 reads["text"][path] = True
         for name in step.get("containers") or {}:
             reads["containers"][name] = True
-        accounts = accounts or bool(step.get("groups") or step.get("users"))
-    out = {key: list(names) for key, names in reads.items()}
-    out["accounts"] = [accounts]
-    return out
+    return {key: list(names) for key, names in reads.items()}
 
 
 def parse_group(text: str) -> Dict[str, List[str]]:
@@ -414,7 +409,8 @@ def read_node(run: Runner, bins: Dict[str, Optional[str]], packages_: Iterable[s
             text[path] = found_files[path].get("content") if path in read else _read_text(path)
     node = {"packages": found_packages, "services": found_services, "files": found_files, "text": text,
             "containers": found_containers, "groups": {}, "users": []}
-    if names["accounts"][0]:
+    # /etc/group and /etc/passwd only where a step names groups or users
+    if any(step and (step.get("groups") or step.get("users")) for step in wanted.values()):
         node["groups"] = parse_group(_read_text(os.path.join(etc, "group")))
         node["users"] = parse_passwd(_read_text(os.path.join(etc, "passwd")))
     return {"packages": found_packages, "services": found_services, "files": found_files,
