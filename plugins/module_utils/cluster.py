@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils import hardware, rules, vllm_surface
-from ansible_collections.inferops.vllm.plugins.module_utils import image_ref, node_layout
+from ansible_collections.inferops.vllm.plugins.module_utils import image_ref, model_source, node_layout
 from ansible_collections.inferops.vllm.plugins.module_utils.profiles import PROFILES
 
 STRATEGIES = {
@@ -62,6 +62,9 @@ CLUSTER_DEFAULTS: Dict[str, Any] = {
     "vllm_gpu_access": "gpus",
     "vllm_container_privileged": False,
     "vllm_model_cache_dir": node_layout.default("state_dir") + "/huggingface",
+    "vllm_model_source": "site",
+    "vllm_model_revision": None,
+    "vllm_model_manifest_digest": None,
     "vllm_nvlink_domain": None,
 }
 # Variables that may differ between hosts. vllm_args/vllm_env may too, but the
@@ -82,7 +85,7 @@ OWNED_FLAGS = {
     "decode-context-parallel-size": "vllm_decode_context_parallel_size",
     "all2all-backend": "vllm_all2all_backend", "moe-backend": "vllm_moe_backend",
     "kv-cache-dtype": "vllm_kv_cache_dtype", "max-model-len": "vllm_max_model_len",
-    "api-key": "vllm_api_key", "config": None,
+    "api-key": "vllm_api_key", "config": None, "revision": "vllm_model_revision",
 }
 SECRET_ENV = {"VLLM_API_KEY": "vllm_api_key", "HF_TOKEN": "vllm_hf_token"}
 # nvidia_driver's variables that the plan checks on NVIDIA clusters, so a bad value stops the run
@@ -138,6 +141,9 @@ VAR_TYPES: Dict[str, VarType] = {
     "vllm_gpu_access": VarType("str", choices=GPU_ACCESS),
     "vllm_container_privileged": VarType("bool"),
     "vllm_model_cache_dir": VarType("str"),
+    "vllm_model_source": VarType("str", choices=model_source.SOURCES),
+    "vllm_model_revision": VarType("str"),
+    "vllm_model_manifest_digest": VarType("str"),
     "vllm_nvlink_domain": VarType("str"),
     "vllm_control_address": VarType("str"),
     "vllm_control_interface": VarType("str"),
@@ -194,6 +200,7 @@ class Cluster:
     secrets: Mapping[str, str] = field(default_factory=dict)   # env name -> variable holding it
     warnings: Tuple[str, ...] = ()
     domains: Tuple[str, ...] = ()      # the NVLink domains of the nodes, in rank order of first use
+    model: Optional[model_source.ModelSource] = None   # where the weights come from, pinned how
 
     @property
     def spans_domains(self) -> bool:
@@ -558,6 +565,10 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
         _fail("vllm_image", image, where, pin[0], pin[1])
     _image_vendor(image, acc, where)
     _driver(ordered, acc, image, profile_name, profile)
+    repo = settings["vllm_model"] or profile.get("model")
+    weights = model_source.problem(settings, repo) if repo else None
+    if weights:
+        _fail(weights[0], weights[1], where, weights[2], weights[3])
 
     nodes = []
     for rank, (host, hvars) in enumerate(ordered):
@@ -577,7 +588,8 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
     warnings = _warnings(name, profile_name, profile, acc, layout, fabric, nodes)
     return Cluster(name=name, nodes=tuple(nodes), accelerator=acc, gpus_per_node=gpus, fabric=fabric, layout=layout,
                    load_balancing=lb, profile_name=profile_name, profile=profile, surface=surface,
-                   settings=settings, secrets=secrets, warnings=tuple(warnings), domains=domains)
+                   settings=settings, secrets=secrets, warnings=tuple(warnings), domains=domains,
+                   model=model_source.build(settings, repo) if repo else None)
 
 
 def _domains(name: str, ordered: Sequence[Tuple[str, Mapping[str, Any]]], fabric: rules.Fabric,

