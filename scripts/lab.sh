@@ -38,6 +38,11 @@ case $ACTION in
     INFEROPS_LAB_IMAGE=$(push_image "$LAB_IMAGE" inferops/lab-vllm:latest)
     export INFEROPS_LAB_IMAGE
     log "lab image $INFEROPS_LAB_IMAGE"
+    # the weights come as on a site: from the Hub stand-in, once, through the store (vllm_model)
+    timed make_hub_venv
+    timed build_hub_repos
+    timed start_hub
+    log "model inferops/tiny-k3 at $INFEROPS_HUB_TINY_K3_REVISION from $INFEROPS_HUB_ENDPOINT"
     if [[ $ACTION == test ]]; then
       # day two: an upgrade target (same vLLM, another digest) and an image whose vLLM cannot start
       timed build_lab_variants

@@ -52,9 +52,18 @@ if wants molecule; then
   timed start_auth_registry
   INFEROPS_AUTH_VLLM_IMAGE=$(copy_to_auth_registry "$INFEROPS_STANDIN_VLLM_DIGEST")
   export INFEROPS_AUTH_VLLM_IMAGE
+  # the weights (molecule/serve): the Hub stand-in serving the tiny model, and the vLLM image's Hub client
+  timed build_hub_client_image
+  INFEROPS_HUB_CLIENT_IMAGE=$(push_image "$HUB_CLIENT_IMAGE" inferops/hub-client:test)
+  export INFEROPS_HUB_CLIENT_IMAGE
 fi
 if wants lab; then
   timed start_registry   # started here so that the cleanup below stops it
+fi
+if wants molecule || wants lab || wants integration; then
+  timed make_hub_venv
+  timed build_hub_repos
+  timed start_hub         # the Hub stand-in (olah) on 127.0.0.1, stopped by the cleanup below
 fi
 
 # Galaxy's import checks on the tarball that would be uploaded (galaxy.yml, the files in it,

