@@ -69,6 +69,13 @@ case $ACTION in
     if [[ $ACTION == test ]]; then
       # every node's vLLM got its own address, and Ansible came in over SSH as ops
       python3 tests/lab/addresses.py
+      # the weights came through the store: every node holds the pinned commit, and the image none
+      for n in 1 2 3 4; do
+        docker exec lab-node$n cat /var/lib/inferops-vllm/model.json | grep -q "\"revision\": \"$INFEROPS_HUB_TINY_K3_REVISION\"" ||
+          die "lab-node$n's model record does not name revision $INFEROPS_HUB_TINY_K3_REVISION"
+      done
+      ! docker run --rm --entrypoint /bin/ls "$LAB_IMAGE" /models >/dev/null 2>&1 || die "the lab image still carries /models"
+      log "weights: inferops/tiny-k3@$INFEROPS_HUB_TINY_K3_REVISION on every node, none in the image"
       # the image record carries the vLLM version that vllm_image read in the pulled image
       record=$(docker exec lab-node1 cat /var/lib/inferops-vllm/image.json)
       grep -q '"vllm_version": "0.32.0"' <<<"$record" || die "lab-node1's image record lacks the image's vLLM version: $record"
