@@ -325,11 +325,11 @@ def _gb(n: float) -> str:
 def space_problem(path: str, missing: int, total: int, free: int, margin_percent: float) -> str:
     """Refusal text when the missing bytes plus margin_percent of the model do not fit in free, or ""."""
     need = missing + int(total * margin_percent / 100.0)
-    if need <= free:
+    if not missing or need <= free:  # a complete cache writes nothing
         return ""
     return ("%s needs %s free (%s still to fetch + %g%% margin of the %s model) but has %s: free %s there, "
-            "or point the cache at a larger disk" % (path, _gb(need), _gb(missing), margin_percent, _gb(total),
-                                                    _gb(free), _gb(need - free)))
+            "or point the cache at a larger disk"
+            % (path, _gb(need), _gb(missing), margin_percent, _gb(total), _gb(free), _gb(need - free)))
 
 
 def _unescape(field: str) -> str:
