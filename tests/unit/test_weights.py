@@ -301,3 +301,22 @@ def test_prune_keeps_the_most_recent_and_never_current_or_previous():
 def test_prune_drops_blobs_no_kept_snapshot_references():
     blobs = ["a" * 64, "b" * 64, "c" * 40, "d" * 64 + ".incomplete", "a" * 64 + ".incomplete"]
     assert weights.unreferenced_blobs(blobs, ["a" * 64, "c" * 40]) == ["b" * 64, "d" * 64 + ".incomplete"]
+
+
+def test_prune_removes_old_snapshots_and_only_their_own_blobs(tmp_path):
+    from ansible_collections.inferops.vllm.plugins.module_utils import weights_fetch
+
+    shared = {"config.json": FILES["config.json"]}
+    for rev, extra in (("a" * 40, b"old"), ("b" * 40, b"prev"), ("c" * 40, b"cur")):
+        stage(tmp_path, dict(shared, **{"w.safetensors": (extra, True)}), rev)
+    blobs = os.path.join(weights.repo_dir(str(tmp_path), REPO), "blobs")
+    open(os.path.join(blobs, "f" * 64 + ".incomplete"), "wb").write(b"x")  # a partial left by an old fetch
+    record = {"current": staged("c" * 40), "previous": staged("b" * 40), "history": ["c" * 40, "b" * 40, "a" * 40]}
+    planned = weights_fetch.prune(str(tmp_path), REPO, record, 2, dry_run=True)
+    assert planned == {"revisions": ["a" * 40], "blobs": 2, "bytes": 4}
+    assert os.path.isdir(weights.snapshot_dir(str(tmp_path), REPO, "a" * 40))
+    assert weights_fetch.prune(str(tmp_path), REPO, record, 2) == planned
+    assert sorted(os.listdir(os.path.join(weights.repo_dir(str(tmp_path), REPO), "snapshots"))) == ["b" * 40, "c" * 40]
+    assert hashlib.sha256(b"old").hexdigest() not in os.listdir(blobs)
+    for rev in ("b" * 40, "c" * 40):
+        assert weights.plan_fetch(str(tmp_path), manifest(dict(shared, **{"w.safetensors": (b"prev" if rev[0] == "b" else b"cur", True)}), rev), "full")["fetch"] == []
