@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks: print figures, never pass/fail. Results land in reports/bench/*.json;
 # docs/benchmarks.md records them with the machine and the date.
-# usage: scripts/bench.sh [fidelity|converge|fanout ...]   (default: all three) | scripts/bench.sh plan
+# usage: scripts/bench.sh [fidelity|converge|fanout|weights ...]   (default: the first three) | scripts/bench.sh plan
 #        INFEROPS_BENCH_ROUNDS=N sets the interleaved A/B rounds (fidelity 7, fleet 3)
 #        INFEROPS_BENCH_SETTINGS=shipped,... limits the converge bench's settings (bench/fleet.py)
 #        INFEROPS_BENCH_PROFILE=N adds a profiled no-op site.yml at 3 nodes (its N slowest tasks)
@@ -10,6 +10,9 @@
 #   converge  no-op site.yml vs a facts+ping play at 3 and 9 simulated nodes (docker exec), and at
 #             3 nodes over SSH as a non-root user with sudo
 #   fanout    upstream registry bytes per rollout, with and without the site mirror
+#   weights   model_fetch's engine against curl -o /dev/null (and curl to a file + sha256sum) from one
+#             docker-registry on loopback: MB/s and the ratio (bench/weights_bench.py;
+#             INFEROPS_BENCH_WEIGHTS_MB=N per shard, 3 shards)
 #   daytwo    the lab's day-two run (scripts/lab.sh test): p50/p99 through the router before and
 #             during a rolling upgrade of two replicas, failed requests, rollback time, heal time
 #             after a killed follower (TP and DP), a re-run's return against serving time
@@ -59,9 +62,14 @@ for bench in "${BENCHES[@]}"; do
       log "bench: smoke metric fidelity"
       "$VLLM_CPU_PYTHON" bench/smoke_fidelity.py --rounds "${INFEROPS_BENCH_ROUNDS:-7}" --json "$OUT/fidelity.json"
       ;;
+    weights)
+      log "bench: weights fetch throughput"
+      python3 bench/weights_bench.py --rounds "${INFEROPS_BENCH_ROUNDS:-3}" \
+        --shard-mb "${INFEROPS_BENCH_WEIGHTS_MB:-128}" --json "$OUT/weights.json"
+      ;;
     converge | fanout) fleet+=("$bench") ;;
     plan | daytwo) die "run the $bench bench on its own: scripts/bench.sh $bench" ;;
-    *) die "unknown benchmark $bench (fidelity, converge, fanout, plan, daytwo)" ;;
+    *) die "unknown benchmark $bench (fidelity, converge, fanout, weights, plan, daytwo)" ;;
   esac
 done
 

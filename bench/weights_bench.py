@@ -1,0 +1,175 @@
+"""Weights fetch throughput: model_fetch's engine against curl, from the same docker-registry.
+
+Pushes a few hundred MB of random "shards" as a model artifact (model_store's engine) into a
+docker-registry of its own on loopback, then, in interleaved rounds, times
+  curl      `curl -s -o /dev/null` per blob, one after the other (the wire, nothing written)
+  curl+sum  `curl -o FILE` per blob, then `sha256sum -c`: the same work done by hand
+  engine    weights_fetch.present into an empty node cache (hash in the stream, write, fsync,
+            rename, links, record), at the module's default concurrency and at 1
+and prints MB/s of each and the engine/curl ratio (goal >= 0.8). Figures only; no asserts.
+
+usage: python3 bench/weights_bench.py [--shards 3] [--shard-mb 128] [--rounds 3] [--json FILE]
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / ".collections"))
+
+from ansible_collections.inferops.vllm.plugins.module_utils import weights as w  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils import weights_fetch as wf  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils import weights_store as ws  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.registry_blobs import BoundedRegistry  # noqa: E402
+
+REPO, REVISION = "inferops/bench-shards", "b" * 40
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_registry(base):
+    port = free_port()
+    (base / "registry.yml").write_text(
+        "version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: %s}}\nhttp: {addr: 127.0.0.1:%d}\n"
+        % (base / "data", port))
+    log = open(base / "registry.log", "w")
+    proc = subprocess.Popen(["docker-registry", "serve", str(base / "registry.yml")], stdout=log, stderr=log)
+    url = "http://127.0.0.1:%d" % port
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(url + "/v2/", timeout=1).close()
+            return proc, url
+        except OSError:
+            time.sleep(0.1)
+    proc.terminate()
+    raise SystemExit("docker-registry did not start (log: %s)" % (base / "registry.log"))
+
+
+def make_store(base, shards, shard_mb):
+    """A store cache of random shards and its manifest (streamed: never a whole shard in memory)."""
+    store, files = base / "store", []
+    for i in range(shards):
+        tmp = base / ("shard-%d" % i)
+        h = hashlib.sha256()
+        with open(tmp, "wb") as fh:
+            for _ in range(shard_mb):
+                chunk = os.urandom(1 << 20)
+                h.update(chunk)
+                fh.write(chunk)
+        digest = h.hexdigest()
+        blob = Path(w.blob_path(str(store), REPO, digest))
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        tmp.rename(blob)
+        files.append({"path": "model-%05d-of-%05d.safetensors" % (i + 1, shards), "size": shard_mb << 20,
+                      "sha256": digest, "etag": digest, "lfs": True})
+    manifest = w.build_manifest(REPO, REVISION, files)
+    wf.link_snapshot(str(store), manifest, [{"path": f["path"], "etag": f["etag"]} for f in manifest["files"]])
+    return store, manifest
+
+
+def time_curl(url, manifest):
+    rrepo = w.registry_repository(REPO)
+    cmd = ["curl", "-sf"]
+    for f in manifest["files"]:
+        cmd += ["-o", "/dev/null", "%s/v2/%s/blobs/sha256:%s" % (url, rrepo, f["sha256"])]
+    started = time.monotonic()
+    subprocess.run(cmd, check=True)
+    return time.monotonic() - started
+
+
+def time_curl_checked(url, manifest, base):
+    """The same work as the engine by hand: curl each blob to a file, then sha256sum them."""
+    rrepo = w.registry_repository(REPO)
+    out = base / "curl-node"
+    out.mkdir(exist_ok=True)
+    cmd, names = ["curl", "-sf"], []
+    for f in manifest["files"]:
+        names.append(str(out / f["sha256"]))
+        cmd += ["-o", names[-1], "%s/v2/%s/blobs/sha256:%s" % (url, rrepo, f["sha256"])]
+    started = time.monotonic()
+    subprocess.run(cmd, check=True)
+    subprocess.run(["sha256sum", "--quiet", "-c", "-"], check=True, input="".join(
+        "%s  %s\n" % (f["sha256"], n) for f, n in zip(manifest["files"], names)).encode())
+    seconds = time.monotonic() - started
+    shutil.rmtree(out)
+    return seconds
+
+
+def time_engine(url, base, concurrency):
+    node = base / "node"
+    shutil.rmtree(node, ignore_errors=True)
+    started = time.monotonic()
+    result = wf.present(BoundedRegistry(url, timeout=60, retries=1), REPO, REVISION, str(node),
+                        str(node / "model.json"), concurrency=concurrency)
+    seconds = time.monotonic() - started
+    assert result["fetched_files"] == len(result["missing_files"]) and result["changed"]
+    shutil.rmtree(node, ignore_errors=True)
+    return seconds
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shards", type=int, default=3)
+    parser.add_argument("--shard-mb", type=int, default=128)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--dir", default="", help="work directory (default: a temporary one on /var/tmp)")
+    parser.add_argument("--json", default="")
+    args = parser.parse_args()
+    if shutil.which("docker-registry") is None or shutil.which("curl") is None:
+        raise SystemExit("needs docker-registry and curl (apt-get install docker-registry curl)")
+    base = Path(args.dir or tempfile.mkdtemp(prefix="inferops-weights-bench-", dir="/var/tmp"))
+    base.mkdir(parents=True, exist_ok=True)
+    proc, url = start_registry(base)
+    try:
+        store, manifest = make_store(base, args.shards, args.shard_mb)
+        pushed = ws.push(BoundedRegistry(url, timeout=120, retries=1), str(store), manifest)
+        total = w.total_bytes(manifest)
+        time_curl(url, manifest)  # warm the registry's page cache for both
+        rows = {"curl": [], "curl_file_sha256sum": [], "engine": [], "engine_c1": []}
+        for _ in range(args.rounds):
+            rows["curl"].append(time_curl(url, manifest))
+            rows["curl_file_sha256sum"].append(time_curl_checked(url, manifest, base))
+            rows["engine"].append(time_engine(url, base, args.concurrency))
+            rows["engine_c1"].append(time_engine(url, base, 1))
+        mbps = {k: total / 1e6 / statistics.median(v) for k, v in rows.items()}
+        report = {"bytes": total, "files": len(manifest["files"]), "rounds": args.rounds,
+                  "concurrency": args.concurrency, "digest": pushed["digest"], "cpus": os.cpu_count(),
+                  "seconds": rows, "mb_per_s": {k: round(v, 1) for k, v in mbps.items()},
+                  "ratio": round(mbps["engine"] / mbps["curl"], 3),
+                  "ratio_c1": round(mbps["engine_c1"] / mbps["curl"], 3),
+                  "ratio_same_work": round(mbps["engine"] / mbps["curl_file_sha256sum"], 3),
+                  "load": open("/proc/loadavg").read().split()[:3]}
+        print("weights fetch, %d x %d MB from docker-registry on loopback, median of %d rounds:"
+              % (args.shards, args.shard_mb, args.rounds))
+        print("  curl -o /dev/null      %8.1f MB/s" % mbps["curl"])
+        print("  engine (concurrency %d) %8.1f MB/s  ratio %.2f" % (args.concurrency, mbps["engine"], report["ratio"]))
+        print("  engine (concurrency 1) %8.1f MB/s  ratio %.2f" % (mbps["engine_c1"], report["ratio_c1"]))
+        print("  curl -o FILE; sha256sum %7.1f MB/s  (engine / this: %.2f)"
+              % (mbps["curl_file_sha256sum"], report["ratio_same_work"]))
+        print("  load average %s on %d CPUs" % (" ".join(report["load"]), os.cpu_count()))
+        if args.json:
+            Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        if not args.dir:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
