@@ -3,10 +3,10 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Misspelt variables: an inventory variable with one of the collection's prefixes (vllm_, inferops_, or a
 role's name and "_") that nothing in the collection reads. The known names are derived, never kept by
-hand: the typed variables of the plan (cluster.VAR_TYPES and its neighbours), every option of every role's
-meta/argument_specs.yml, and every name with such a prefix that the playbooks, roles and plugins mention
-(what they read from the inventory, their defaults, facts and registered results), plus, in a source tree,
-what the test harness (molecule/, .config/molecule/) reads and sets. A new role is picked up by its
+hand: the typed variables of the plan (cluster.VAR_TYPES and its neighbours) and every name with such a
+prefix that the playbooks, roles and plugins mention (each role's meta/argument_specs.yml options, what they
+read from the inventory, their defaults, facts and registered results), plus, in a source tree, what the
+test harness (molecule/, .config/molecule/) reads and sets. Read as text: no YAML parser on a node. A new role is picked up by its
 directory. No Ansible imports."""
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import difflib
 import os
 import re
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
-
-import yaml
 
 from ansible_collections.inferops.vllm.plugins.module_utils import cluster
 
@@ -32,17 +30,6 @@ def prefixes(root: str = ROOT) -> Tuple[str, ...]:
     """vllm_ and inferops_, and each role's name followed by '_' (nvidia_driver_, vllm_image_, ...)."""
     roles = sorted(d for d in os.listdir(os.path.join(root, "roles")) if os.path.isdir(os.path.join(root, "roles", d)))
     return tuple(dict.fromkeys(("vllm_", "inferops_") + tuple(role + "_" for role in roles)))
-
-
-def _spec_options(root: str) -> Iterable[str]:
-    for role in os.listdir(os.path.join(root, "roles")):
-        path = os.path.join(root, "roles", role, "meta", "argument_specs.yml")
-        if not os.path.isfile(path):
-            continue
-        with open(path, encoding="utf-8") as handle:
-            specs = (yaml.safe_load(handle) or {}).get("argument_specs") or {}
-        for entry in specs.values():
-            yield from (entry or {}).get("options") or {}
 
 
 def _mentioned(root: str, pattern: "re.Pattern[str]") -> Iterable[str]:
@@ -62,7 +49,7 @@ def known(root: str = ROOT) -> Tuple[Tuple[str, ...], FrozenSet[str]]:
         pattern = re.compile(r"(?<![A-Za-z0-9_])((?:%s)[A-Za-z0-9_]*[A-Za-z0-9])" % "|".join(map(re.escape, managed)))
         names = set(cluster.VAR_TYPES) | set(cluster.CLUSTER_DEFAULTS) | set(cluster.SECRET_ENV.values())
         names |= set(cluster.DRIVER_VARS) | {ALLOW}
-        names |= set(_spec_options(root)) | set(_mentioned(root, pattern))
+        names |= set(_mentioned(root, pattern))   # every roles/*/meta/argument_specs.yml option among them
         _CACHE[root] = (managed, frozenset(names))
     return _CACHE[root]
 
