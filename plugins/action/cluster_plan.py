@@ -18,7 +18,7 @@ from ansible.errors import AnsibleError, AnsibleUndefinedVariable
 from ansible.plugins.action import ActionBase
 from ansible.template import Templar
 
-from ansible_collections.inferops.vllm.plugins.module_utils import proxy, role_vars
+from ansible_collections.inferops.vllm.plugins.module_utils import fleet, known_vars, proxy, role_vars
 from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (
     DRIVER_VARS, SECRET_ENV, VAR_TYPES, ClusterError)
 from ansible_collections.inferops.vllm.plugins.module_utils.plan import READ_NAMES, cluster_name_of, compile_cluster
@@ -96,6 +96,78 @@ def proxy_lines(vars_of, hosts):
     return ["%s (%s)" % (problem, role_vars.shown_hosts(hosts)) for problem, hosts in found.items()]
 
 
+_ROLE_DEFAULTS = {}
+
+
+def role_default(role, name):
+    """A literal default from roles/<role>/defaults/main.yml (None for a template or none)."""
+    if role not in _ROLE_DEFAULTS:
+        try:
+            with open(os.path.join(ROLES_DIR, role, "defaults", "main.yml"), encoding="utf-8") as handle:
+                _ROLE_DEFAULTS[role] = yaml.safe_load(handle) or {}
+        except OSError:
+            _ROLE_DEFAULTS[role] = {}
+    value = _ROLE_DEFAULTS[role].get(name)
+    return None if isinstance(value, str) and "{{" in value else value
+
+
+def cluster_children(hostvars):
+    """The groups listed under vllm_clusters (None where the inventory cannot be asked)."""
+    inventory = getattr(hostvars, "_inventory", None)
+    group = inventory.groups.get("vllm_clusters") if inventory is not None else None
+    return [child.name for child in group.child_groups] if group is not None else None
+
+
+def unknown_var_lines(vars_of, hosts, loader):
+    """Misspelt variables (known_vars): (refusals, warnings); inferops_allow_unknown_vars: true on a host
+    turns its refusals into warnings."""
+    refused, warned = {}, {}
+    for host in hosts:
+        hvars = vars_of(host)
+        names = known_vars.unknown(list(hvars))
+        if not names:
+            continue
+        try:
+            allow = known_vars.ALLOW in hvars and bool(read_var(hvars, known_vars.ALLOW, loader))
+        except AnsibleError:
+            allow = False
+        (warned if allow else refused)[host] = names
+    return known_vars.lines(refused), known_vars.lines(warned)
+
+
+def fleet_lines(launches, vars_of, read, groups, role_values, loader):
+    """Across clusters: one machine under two names and ports that collide on a machine (refusals), IMEX
+    set up for a launch without a channel (warnings)."""
+    routers = list(groups.get("vllm_routers") or ())
+    options = role_options()
+
+    def setting(host, name):
+        if host not in role_values:
+            role_values[host] = set_role_vars(vars_of(host), options, loader)
+        if name in role_values[host]:
+            return role_values[host][name]
+        return role_default(options[name][0], name) if name in options else None
+
+    def address_vars(host):
+        out = {}
+        for key in ("ansible_host", "vllm_control_address", "ansible_port"):
+            try:
+                out[key] = read[host].get(key) if host in read and key != "ansible_port" else vars_of(host).get(key)
+            except AnsibleError:
+                out[key] = None
+        return out
+    hosts = list(dict.fromkeys(list(launches) + routers))
+    lines = fleet.machine_problems({host: address_vars(host) for host in hosts})
+    uses = {}
+    for host in hosts:
+        uses[host] = fleet.role_ports(["vllm_routers"] if host in routers else [], lambda name: setting(host, name))
+        if host in launches:
+            uses[host] = fleet.launch_ports(launches[host], setting(host, "fabric_check_port")) + uses[host]
+    lines += fleet.port_problems(uses)
+    imex = fleet.imex_warnings(launches, lambda host: setting(host, "nvidia_driver_imex") in (True, "true", "yes"))
+    return lines, imex
+
+
 def _write(path, text, mode, check):
     """Write only what changed (nothing in check mode); True when the file changes."""
     try:
@@ -153,7 +225,7 @@ def stash(launches):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset({"output_dir", "show", "take", "overrides"})
+    _VALID_ARGS = frozenset({"output_dir", "show", "take", "overrides", "check_inventory"})
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -162,6 +234,7 @@ class ActionModule(ActionBase):
         _spec, args = self.validate_argument_spec(argument_spec={"output_dir": {"type": "str", "default": ""},
                                                                  "show": {"type": "bool", "default": False},
                                                                  "overrides": {"type": "dict", "default": {}},
+                                                                 "check_inventory": {"type": "bool", "default": False},
                                                                  "take": {"type": "str"}})
         if args["take"]:
             return self._take(result, args["take"], task_vars["inventory_hostname"])
@@ -214,9 +287,15 @@ class ActionModule(ActionBase):
         # every role variable the hosts set, checked before the plan: all wrong values in one failure
         options = role_options()
         play_hosts = task_vars.get("ansible_play_batch") or [task_vars["inventory_hostname"]]
-        lines = role_vars.check(options, ((host, set_role_vars(vars_of(host), options, self._loader)) for host in play_hosts))
+        if args["check_inventory"]:
+            return self._check_inventory(result, task_vars)
+        role_values = {host: set_role_vars(vars_of(host), options, self._loader) for host in play_hosts}
+        lines = role_vars.check(options, role_values.items())
         lines += proxy_lines(vars_of, play_hosts)
-        variable = lines[0].split("=", 1)[0] if lines else None
+        lines += fleet.cluster_group_problems(cluster_children(hostvars), task_vars["groups"])
+        unknown_refused, unknown_warned = unknown_var_lines(vars_of, play_hosts, self._loader)
+        lines += unknown_refused
+        variable = lines[0].split("=", 1)[0].split(" ", 1)[0] if lines else None
         launches = {}
         warnings = []
         try:
@@ -231,6 +310,10 @@ class ActionModule(ActionBase):
                 summary["warnings"] += notes
                 warnings += summary["warnings"]
                 launches.update(compiled)
+            fleet_refused, fleet_warned = fleet_lines(launches, vars_of, read, task_vars["groups"], role_values,
+                                                      self._loader)
+            lines += fleet_refused
+            warnings += fleet_warned + unknown_warned
         except ClusterError as exc:
             lines = str(exc).splitlines() + lines
             variable = exc.variable
@@ -242,6 +325,18 @@ class ActionModule(ActionBase):
         changed = write_review(output_dir, launches, self._task.check_mode) if output_dir else 0
         result.update(changed=bool(changed), stash=stash(launches), warnings=warnings,
                       show=show_lines(launches) if args["show"] else [])
+        return result
+
+    @staticmethod
+    def _check_inventory(result, task_vars):
+        """Before the plays over vllm_clusters (a play on localhost): an inventory whose vllm_clusters holds no
+        host would skip every play with "no hosts matched" and exit 0."""
+        lines = fleet.cluster_group_problems(cluster_children(task_vars["hostvars"]), task_vars["groups"])
+        if lines:
+            result.update(failed=True, variable="vllm_clusters",
+                          msg="\n".join("inferops.vllm launch plan: %s" % line for line in lines))
+        else:
+            result.update(changed=False)
         return result
 
     @staticmethod

@@ -381,12 +381,18 @@ def _address(host: str, hvars: Mapping[str, Any], required: bool) -> Optional[st
                   "set vllm_control_address (or ansible_host) to the IP the nodes reach each other on")
         return None
     try:
-        ipaddress.ip_address(str(value))
+        parsed = ipaddress.ip_address(str(value))
     except ValueError:
         if required:
             _fail("vllm_control_address", value, where, "not an IP address (vLLM and NCCL bind to IPs)",
                   "set vllm_control_address to the node's IP on the control-plane network")
         return None
+    if required and parsed.version == 6:
+        # vLLM 0.32 binds the data-parallel group's store with socket.AF_INET at --data-parallel-address (and
+        # --master-addr, which becomes it): config/parallel.py _pick_stateless_dp_port, distributed/utils.py
+        _fail("vllm_control_address", value, where, "an IPv6 address: vLLM %s binds its cross-node rendezvous "
+              "(--data-parallel-address, --master-addr) as IPv4 only" % CLUSTER_DEFAULTS["vllm_version"],
+              "set vllm_control_address to the node's IPv4 address on the control-plane network")
     return str(value)
 
 
@@ -478,6 +484,7 @@ def _layout(settings: Dict[str, Any], acc: hardware.Accelerator, gpus: int, node
     tp = _int("vllm_tensor_parallel_size", tp_set, where) if tp_set is not None else None
     pp = _int("vllm_pipeline_parallel_size", pp_set, where) if pp_set is not None else None
     dcp = _int("vllm_decode_context_parallel_size", settings["vllm_decode_context_parallel_size"], where)
+    _node_share(strategy, tp, pp, gpus, where)
     if strategy == "single" and nodes > 1:
         _fail("vllm_strategy", strategy, where, "the cluster has %d nodes" % nodes,
               "choose dep, dp, tp, tp_pp or tp_dp, or put one host in the cluster group")
@@ -523,6 +530,29 @@ def _layout(settings: Dict[str, Any], acc: hardware.Accelerator, gpus: int, node
     return layout
 
 
+def _node_share(strategy: str, tp: Optional[int], pp: Optional[int], gpus: int, where: str) -> None:
+    """One rule in every strategy: the GPUs an engine takes on a node divide the node's GPUs (tensor x pipeline
+    on one node, tensor parallel where pipeline stages sit on other nodes); strategies tp and tp_dp span them."""
+    if tp is None or strategy in ("tp", "tp_dp"):
+        return
+    share = tp * (pp or 1) if strategy == "single" else tp
+    if share <= gpus and gpus % share == 0:
+        return
+    what = "tp %d x pp %d" % (tp, pp) if strategy == "single" and pp else "tensor-parallel size %d" % tp
+    _fail("vllm_tensor_parallel_size", tp, where, "%s must divide the %d GPUs per node (strategy %s)"
+          % (what, gpus, strategy), "use a divisor of %d: %s" % (gpus, ", ".join(
+              str(d) for d in range(1, gpus + 1) if gpus % d == 0)))
+
+
+def _gpus_per_node(value: Any, acc: hardware.Accelerator, where: str) -> int:
+    """vllm_gpus_per_node, at most what the GPU model's boards hold (hardware.CATALOG)."""
+    gpus = acc.gpus_per_node if value is None else _int("vllm_gpus_per_node", value, where)
+    if acc.vendor != "cpu" and gpus > acc.gpus_per_node:
+        _fail("vllm_gpus_per_node", gpus, where, "a %s node holds %d GPUs" % (acc.model, acc.gpus_per_node),
+              "set %d or fewer (or remove it: the default is the board's %d)" % (acc.gpus_per_node, acc.gpus_per_node))
+    return gpus
+
+
 def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluster:
     """members: (inventory host name, its variables) for every host of the cluster."""
     if not members:
@@ -540,8 +570,7 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
         _fail("vllm_version", settings["vllm_version"], where, "no flag data for this vLLM version",
               "set one of %s (the vLLM version inside vllm_image)" % ", ".join(vllm_surface.supported_versions()))
     acc = _accelerator(settings, where)
-    gpus = settings["vllm_gpus_per_node"]
-    gpus = acc.gpus_per_node if gpus is None else _int("vllm_gpus_per_node", gpus, where)
+    gpus = _gpus_per_node(settings["vllm_gpus_per_node"], acc, where)
     ordered = _order(name, members)
     fabric = _fabric(settings, acc, len(ordered), where)
     layout = _layout(settings, acc, gpus, len(ordered), bool(profile.get("moe")), where)

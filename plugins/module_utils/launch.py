@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ansible_collections.inferops.vllm.plugins.module_utils import model_source, rules
+from ansible_collections.inferops.vllm.plugins.module_utils import model_source, plain_input, rules
+from ansible_collections.inferops.vllm.plugins.module_utils.url_host import base_url
 from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (OWNED_FLAGS, SECRET_ENV, Cluster,
                                                                             ClusterError, Node)
 from ansible_collections.inferops.vllm.plugins.module_utils.profiles import PROFILES, proposed_flags
@@ -275,7 +276,7 @@ def _container(cluster: Cluster) -> Dict[str, Any]:
         opts["group_add"] += ["video", "render"]
         opts["security_opts"].append("seccomp=unconfined")
         opts["capabilities"].append("SYS_PTRACE")
-    if fabric.rdma:
+    if fabric.rdma and cluster.multi_node:   # a one-node replica has no cross-node traffic: no verbs devices
         opts["devices"].append("/dev/infiniband:/dev/infiniband")
         opts["capabilities"].append("IPC_LOCK")
         opts["ulimits"].append("memlock:-1:-1")
@@ -366,11 +367,12 @@ def _check_same_engine(cluster: Cluster, compiled: Mapping[str, Tuple[Dict[str, 
 
 def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
     """{inventory host: launch} for every node of the cluster."""
+    input_warnings = plain_input.check(cluster)
     compiled = {node.host: _compile_node(cluster, node) for node in cluster.nodes}
     _check_same_engine(cluster, compiled)
     container = _container(cluster)
     head = cluster.head
-    endpoint = "http://%s:%d" % (head.address or "127.0.0.1", head.port)
+    endpoint = base_url(head.address or "127.0.0.1", head.port)
     summary = {
         "name": cluster.name, "profile": cluster.profile_name, "gpu_model": cluster.accelerator.model,
         "vendor": cluster.accelerator.vendor, "nodes": [n.host for n in cluster.nodes],
@@ -382,7 +384,7 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
         "image": cluster.settings["vllm_image"], "vllm_version": cluster.surface.version,
         "all2all_backend": compiled[head.host][0].get("all2all-backend"),
         "moe_backend": compiled[head.host][0].get("moe-backend"),
-        "warnings": list(cluster.warnings),
+        "warnings": list(cluster.warnings) + input_warnings,
         "model": cluster.model.summary() if cluster.model is not None else None,
     }
     if cluster.spans_domains:   # only then: single-domain summaries stay as they were

@@ -39,6 +39,13 @@ options:
       - The C(stash) returned by the compiling task of this play; the host's launch is read from it and set
         as the C(vllm_launch) fact. Nothing is compiled.
     type: str
+  check_inventory:
+    description:
+      - Only check that group C(vllm_clusters) holds hosts and that every group listed under it has some, naming
+        the groups that do; nothing is compiled. The playbooks run it on C(localhost) first, since plays over an
+        empty C(vllm_clusters) are skipped ("no hosts matched") and the run would exit 0.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - inferops.vllm.attributes
   - inferops.vllm.attributes.read_only

@@ -290,12 +290,12 @@ def test_owned_flags_refused_in_args():
 
 
 def test_api_key_never_on_argv():
-    err = refused("set by the launch compiler", vllm_args={"api-key": "hunter2"})
+    err = refused("carries a credential", vllm_args={"api-key": "hunter2"})
     assert "vllm_api_key" in err.fix and "hunter2" not in str(err)
 
 
 def test_secret_in_env_refused():
-    refused("secrets never go in plain variables", vllm_env={"VLLM_API_KEY": "x"})
+    refused("reads VLLM_API_KEY as a credential", vllm_env={"VLLM_API_KEY": "x"})
 
 
 def test_unknown_vllm_version_refused():

@@ -1,0 +1,127 @@
+"""Issue #26, items 1, 2, 6, 7, 8: what plain variables, addresses, sizes and host paths may hold."""
+import pytest
+
+from ansible_collections.inferops.vllm.plugins.module_utils import plain_input, vllm_surface
+from ansible_collections.inferops.vllm.plugins.module_utils.cluster import ClusterError
+from clusters import compile_
+
+
+def refused(match, n=2, host_overrides=None, **kw):
+    with pytest.raises(ClusterError) as info:
+        compile_(n, host_overrides, **kw)
+    message = str(info.value)
+    assert "Fix:" in message and "Traceback" not in message
+    assert match in message, message
+    return info.value
+
+
+# --- 1. env names and values that would rewrite vllm.env ----------------------------------------
+
+@pytest.mark.parametrize("value", ["x\nLD_PRELOAD=/tmp/evil.so", "x\rY=1", "x\0y"])
+@pytest.mark.parametrize("variable", ["vllm_env", "vllm_site_env"])
+def test_env_value_with_line_break_refused(variable, value):
+    err = refused("would end the line in vllm.env", **{variable: {"FOO": value}})
+    assert err.variable == "%s['FOO']" % variable
+
+
+@pytest.mark.parametrize("name", ["A B", "X=$(id)", "1ABC", "FOO-BAR", "", "A\nB"])
+def test_env_name_must_be_a_name(name):
+    err = refused("not an environment variable name", vllm_env={name: "1"})
+    assert "[A-Za-z_][A-Za-z0-9_]*" in err.fix
+
+
+def test_env_value_with_surrounding_blanks_refused():
+    refused("strips", vllm_env={"FOO": " padded "})
+
+
+def test_every_env_problem_is_one_line():
+    with pytest.raises(ClusterError) as info:
+        compile_(vllm_env={"A B": "1", "FOO": "x\ny"}, vllm_site_env={"X=1": "2"})
+    lines = str(info.value).splitlines()
+    assert len(lines) == 3 and all("Fix:" in line for line in lines)
+    assert "hosts n0, n1" in str(info.value)   # group_vars on both hosts: one line naming both
+
+
+# --- 2. secrets under other names -----------------------------------------------------------------
+
+@pytest.mark.parametrize("name,secret", [("HUGGING_FACE_HUB_TOKEN", "vllm_hf_token"), ("HF_TOKEN", "vllm_hf_token"),
+                                         ("VLLM_API_KEY", "vllm_api_key")])
+@pytest.mark.parametrize("variable", ["vllm_env", "vllm_site_env"])
+def test_credential_env_points_to_its_secret(variable, name, secret):
+    err = refused("as a credential", **{variable: {name: "hf_abcdefghijklmnopqrstuv"}})
+    assert secret in err.fix and "hf_abc" not in str(err)
+
+
+@pytest.mark.parametrize("name", ["S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "AWS_SECRET_ACCESS_KEY",
+                                  "AWS_SESSION_TOKEN", "MODELSCOPE_API_TOKEN", "OAUTH_CLIENT_SECRET",
+                                  "MY_SITE_PASSWORD"])
+def test_other_credentials_refused(name):
+    err = refused("credential", vllm_env={name: "s3cr3t"})
+    assert "s3cr3t" not in str(err)
+
+
+def test_switches_named_like_tokens_pass():
+    compile_(vllm_env={"VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD": "256"})
+
+
+@pytest.mark.parametrize("flag,secret", [("hf-token", "vllm_hf_token"), ("--hf-token", "vllm_hf_token"),
+                                         ("api-key", "vllm_api_key")])
+@pytest.mark.parametrize("variable", ["vllm_args", "vllm_site_args"])
+def test_credential_flags_refused(variable, flag, secret):
+    err = refused("carries a credential", **{variable: {flag: "hf_abcdefghijklmnopqrstuv"}})
+    assert secret in err.fix and "hf_abc" not in str(err)
+
+
+def test_credential_flags_derived_from_the_surface():
+    flags = plain_input.credential_flags(vllm_surface.load("0.32.0").options)
+    assert flags == {"api-key": "vllm_api_key", "hf-token": "vllm_hf_token"}
+
+
+@pytest.mark.parametrize("value", ["hf_abcdefghijklmnopqrstuvwx", "sk-proj-abcdefghijklmnopqrstuvwx"])
+def test_token_looking_values_warn(value):
+    out = compile_(vllm_env={"MY_SETTING": value})
+    warnings = out["n0"]["cluster"]["warnings"]
+    assert any("vllm_env['MY_SETTING'] looks like a token" in w for w in warnings), warnings
+    assert not any(value in w for w in warnings)
+
+
+# --- 6. IPv6 ------------------------------------------------------------------------------------------
+
+def test_ipv6_endpoint_is_bracketed():
+    out = compile_(n=1, host_overrides={"n0": {"vllm_control_address": "fd00::11"}}, vllm_fabric=None)
+    assert out["n0"]["cluster"]["endpoint"] == "http://[fd00::11]:8000"
+
+
+def test_ipv6_refused_across_nodes():
+    err = refused("IPv4 only", host_overrides={"n0": {"vllm_control_address": "fd00::11"}})
+    assert err.variable == "vllm_control_address" and "IPv4" in err.fix
+
+
+# --- 7. sizes: one rule in every strategy --------------------------------------------------------------
+
+@pytest.mark.parametrize("strategy,n", [("dep", 2), ("dp", 2), ("single", 1), ("tp_pp", 2)])
+def test_tensor_parallel_must_divide_the_node(strategy, n):
+    kw = {"vllm_pipeline_parallel_size": 1} if strategy == "single" else {}
+    refused("must divide the 8 GPUs per node", n=n, vllm_strategy=strategy, vllm_tensor_parallel_size=3,
+            vllm_profile="generic", vllm_model="m", vllm_fabric="infiniband" if n > 1 else None, **kw)
+
+
+def test_gpus_per_node_beyond_the_board_refused():
+    err = refused("a GB300 node holds 4 GPUs", vllm_gpu_model="GB300", vllm_fabric="mnnvl",
+                  vllm_nvlink_domain="rack1", vllm_gpus_per_node=8)
+    assert err.variable == "vllm_gpus_per_node"
+
+
+# --- 8. host paths and devices ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["relative/cache", "/srv/a:b", "/srv/a\n/b", ""])
+def test_model_cache_dir_must_be_a_plain_absolute_path(path):
+    err = refused("a host path mounted into the container", vllm_model_cache_dir=path)
+    assert err.variable == "vllm_model_cache_dir"
+
+
+def test_one_node_replica_gets_no_rdma_devices():
+    container = compile_(n=1, vllm_fabric="infiniband", vllm_strategy="single")["n0"]["container"]
+    assert not any("infiniband" in d for d in container["devices"]) and "IPC_LOCK" not in container["capabilities"]
+    across = compile_(n=2, vllm_strategy="dep")["n0"]["container"]
+    assert "/dev/infiniband:/dev/infiniband" in across["devices"] and "IPC_LOCK" in across["capabilities"]
