@@ -156,7 +156,7 @@ def test_playbook_refuses_an_inventory_without_cluster_hosts(tmp_path):
 def test_playbook_refuses_misspelt_variables_and_two_names_for_one_machine(tmp_path):
     text = ("all:\n  children:\n    vllm_clusters:\n      children:\n        c1: {}\n    c1:\n      hosts:\n"
             "        n1: {ansible_host: 10.0.0.1}\n        n2: {ansible_host: 10.0.0.2}\n"
-            "      vars: {vllm_cluster: c1, vllm_profile: cpu_lab, vllm_fabric: ethernet, vllm_strategy: dp, "
+            "      vars: {vllm_cluster: c1, vllm_model_source: hub, vllm_profile: cpu_lab, vllm_fabric: ethernet, vllm_strategy: dp, "
             "vllm_gpu_modle: H200}\n")
     result = _plan(tmp_path, text)
     assert result.returncode != 0 and "did you mean vllm_gpu_model" in result.stdout
