@@ -4,6 +4,7 @@ host's registry carries them as one artifact, one layer per file."""
 import hashlib
 import json
 import os
+import shlex
 
 REPO, REVISION = "inferops/tiny-k3", os.environ["INFEROPS_HUB_TINY_K3_REVISION"]
 CACHE = "/srv/models/huggingface/hub/models--inferops--tiny-k3"
@@ -22,7 +23,7 @@ def node_files(host):
         "        out[os.path.relpath(p, snap)] = [os.path.basename(os.path.realpath(p)), hashlib.sha256(data).hexdigest(),\n"
         "            hashlib.sha1(b'blob %%d\\0' %% len(data) + data).hexdigest(), len(data), os.path.islink(p)]\n"
         "print(json.dumps(out))\n") % (CACHE + "/snapshots/" + REVISION)
-    return json.loads(host.check_output("python3 -c %s" % json.dumps(script)))
+    return json.loads(host.check_output("python3 -c %s" % shlex.quote(script)))
 
 
 def test_every_file_of_the_commit_is_a_link_to_a_blob_named_by_its_hash(host):
