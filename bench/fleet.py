@@ -302,8 +302,8 @@ def weights(workdir: Path, rounds: int, out: dict) -> None:
                               "--upstream", os.environ.get("INFEROPS_HUB_ENDPOINT", "http://127.0.0.1:5090"),
                               "--log", str(log)])
     try:
-        print("\nweights: the image and the site registry on %s (not timed)" % NODES[0], flush=True)
-        playbook(inventory(workdir, 9, mirror=True), ROOT / "playbooks/site.yml", "--tags", "image")
+        print("\nweights: the runtime, the image and the site registry on %s (not timed)" % NODES[0], flush=True)
+        playbook(weights_inventory(workdir, 9), ROOT / "playbooks/site.yml", "--tags", "runtime,image")
         results, model_bytes = {}, 0
         for size in (3, 9):
             inv = weights_inventory(workdir, size)
