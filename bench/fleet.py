@@ -267,7 +267,7 @@ def task_results(report: dict, name: str) -> dict:
     found = {}
     for play in report["plays"]:
         for task in play["tasks"]:
-            if task["task"]["name"] == name:
+            if task["task"]["name"] == name or task["task"]["name"].endswith(" : " + name):
                 found = task["hosts"]
     return found
 
@@ -283,15 +283,20 @@ def hub_bytes(log: Path, since: int) -> dict:
     return {"files": files, "api": api, "total": files + api}
 
 
-def served_bytes(since: float) -> int:
-    """Blob bytes the site registry on bench-node1 sent (its journal: docker-registry's access lines)."""
+def served_bytes(since: float) -> dict:
+    """Blob bytes the site registry on bench-node1 sent (its journal: docker-registry's access lines),
+    in all and per blob (GETs and bytes)."""
     out = subprocess.run(["docker", "exec", NODES[0], "journalctl", "-u", "docker-registry", "-o", "cat", "--no-pager",
                           "--since", "@%d" % int(since)], capture_output=True, text=True, check=True).stdout
-    sent = 0
+    sent, blobs = 0, {}
     for line in out.splitlines():
-        if "response completed" in line and re.search(r'method=GET .*uri="/v2/[^"]*/blobs/sha256:', line):
-            sent += int(re.search(r"http.response.written=(\d+)", line).group(1))
-    return sent
+        m = re.search(r'method=GET .*uri="/v2/[^"]*/blobs/sha256:([0-9a-f]{12})', line)
+        if "response completed" in line and m:
+            n = int(re.search(r"http.response.written=(\d+)", line).group(1))
+            sent += n
+            gets, total = blobs.get(m.group(1), (0, 0))
+            blobs[m.group(1)] = (gets + 1, total + n)
+    return {"bytes": sent, "blobs": blobs}
 
 
 def weights(workdir: Path, rounds: int, out: dict) -> None:
@@ -314,11 +319,13 @@ def weights(workdir: Path, rounds: int, out: dict) -> None:
             record = json.loads(subprocess.run(["docker", "exec", NODES[0], "cat", "/var/lib/inferops-vllm/model.json"],
                                                capture_output=True, text=True, check=True).stdout)
             model_bytes = record["current"]["bytes"]
-            hub, served = hub_bytes(log, mark), served_bytes(since)
+            hub, served_log = hub_bytes(log, mark), served_bytes(since)
+            served = served_log["bytes"]
             reported = sum(r.get("fetched_bytes", 0) for r in fetched.values())
             fetched = {h: r for h, r in fetched.items() if not r.get("skipped")}
             results[size] = {"model_bytes": model_bytes, "hub": hub, "registry_served_bytes": served,
-                             "module_fetched_bytes": reported, "nodes_fetched": len(fetched), "seconds": seconds,
+                             "registry_blobs": served_log["blobs"], "module_fetched_bytes": reported,
+                             "module_fetched_per_node": {h: r.get("fetched_bytes") for h, r in fetched.items()}, "nodes_fetched": len(fetched), "seconds": seconds,
                              "upstream_ratio": hub["files"] / model_bytes, "upstream_total_ratio": hub["total"] / model_bytes,
                              "served_ratio": served / model_bytes, "hub_baseline_bytes": size * model_bytes}
             r = results[size]
@@ -326,11 +333,13 @@ def weights(workdir: Path, rounds: int, out: dict) -> None:
                   " hub baseline %d (%dx); registry served %d (%.2fx), model_fetch reports %d over %d nodes; %.1f s"
                   % (size, hub["files"], r["upstream_ratio"], model_bytes, hub["api"], r["upstream_total_ratio"],
                      size * model_bytes, size, served, r["served_ratio"], reported, len(fetched), seconds), flush=True)
+            print("    registry GETs per blob (gets, bytes): %s" % served_log["blobs"], flush=True)
         # the re-run of a staged 3-node cluster against one node_state read per node
         inv = weights_inventory(workdir, 3)
         json_playbook(inv, play)  # nodes 1-3 hold the weights from the 9-node run: a re-run already (not timed)
         runs = {"rerun": [], "node_state": []}
         moved, hub_rerun = [], 0
+        since = time.time() - 1
         for _round in range(rounds):
             mark = len(log.read_text().splitlines())
             seconds, report = json_playbook(inv, play)
@@ -338,19 +347,22 @@ def weights(workdir: Path, rounds: int, out: dict) -> None:
             hub_rerun += hub_bytes(log, mark)["total"]
             checks = task_results(report, "Read the node's weights and its cache filesystem")
             fetched = task_results(report, "Fetch the missing weights from the site store")
-            moved.append({"missing_bytes": sum(c.get("missing_bytes") or 0 for c in checks.values()),
+            moved.append({"nodes": len(checks), "missing_bytes": sum(c.get("missing_bytes") or 0 for c in checks.values()),
                           "fetched_bytes": sum(f.get("fetched_bytes", 0) for f in fetched.values()),
                           "fetch_skipped": all(f.get("skipped") for f in fetched.values()),
                           "up_to_date": all(c.get("up_to_date") for c in checks.values())})
             runs["node_state"].append(json_playbook(inv, floor)[0])
+        served_rerun = served_bytes(since)["bytes"]
         rerun = {"rerun_s": statistics.median(runs["rerun"]), "node_state_s": statistics.median(runs["node_state"]),
                  "ratio": statistics.median(a / b for a, b in zip(runs["rerun"], runs["node_state"])),
-                 "runs": runs, "moved": moved, "hub_bytes": hub_rerun}
+                 "runs": runs, "moved": moved, "hub_bytes": hub_rerun,
+                 "registry_served_bytes": served_rerun}
         print("  re-run at 3 nodes: %.1f s against one node_state read per node %.1f s, ratio %.2f (median of %d);"
-              " model_fetch check: missing %s bytes, fetch skipped on every node: %s, up to date: %s; hub bytes %d"
-              % (rerun["rerun_s"], rerun["node_state_s"], rerun["ratio"], rounds,
+              " model_fetch check on %s nodes: missing %s bytes, fetch skipped on every node: %s, up to date: %s;"
+              " hub bytes %d, registry blob bytes %d"
+              % (rerun["rerun_s"], rerun["node_state_s"], rerun["ratio"], rounds, [m["nodes"] for m in moved],
                  [m["missing_bytes"] for m in moved], all(m["fetch_skipped"] for m in moved),
-                 all(m["up_to_date"] for m in moved), hub_rerun), flush=True)
+                 all(m["up_to_date"] for m in moved), hub_rerun, served_rerun), flush=True)
         out["weights"] = {"fanout": results, "rerun_3": rerun, "load": open("/proc/loadavg").read().split()[:3]}
     finally:
         proxy.terminate()
