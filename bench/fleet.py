@@ -8,6 +8,10 @@ converge  a no-op re-run of site.yml (smoke off) against a facts+ping play on th
           raw growth of both is printed beside it.
 fanout    bytes the upstream registry sent per rollout of N nodes, with and without
           the site mirror, from the registry's own log, as a multiple of the image size.
+weights   the vllm_model role (bench/weights_fanout.yml) at 3 and 9 nodes from empty caches and an
+          empty site store: bytes the Hub stand-in sent (counted by bench/counting_proxy.py in front
+          of olah) and bytes the site registry served to the nodes, as multiples of the model; then
+          a re-run (0 bytes) against one node_state read per node, interleaved, at 3 nodes.
 
 Run with the Ansible venv's Python from scripts/bench.sh, which builds the nodes,
 the stand-in vLLM image and the registry first. Prints figures; never fails on them.
@@ -216,6 +220,155 @@ def fanout(workdir: Path, out: dict) -> None:
     out["fanout"] = results
 
 
+HUB_PROXY = "127.0.0.1:5091"
+MODEL = "inferops/tiny-k3"
+
+
+def weights_inventory(workdir: Path, size: int) -> Path:
+    """fanout's mirror inventory (the site registry on bench-node1:5003) with molecule/serve's weights."""
+    path = inventory(workdir, size, mirror=True)
+    data = yaml.safe_load(path.read_text())
+    data["all"]["children"]["bench"]["vars"].update({
+        "vllm_model_source": "site", "vllm_model": MODEL,
+        "vllm_model_revision": os.environ["INFEROPS_HUB_TINY_K3_REVISION"],
+        "vllm_model_hf_endpoint": "http://" + HUB_PROXY, "vllm_model_registry": "127.0.0.1:5003",
+        "vllm_model_download_image": os.environ["INFEROPS_HUB_CLIENT_IMAGE"],
+        "vllm_model_cache_dir": "/srv/models/huggingface", "vllm_model_http_timeout": 30})
+    path = workdir / ("inventory-weights-%d.yml" % size)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def forget_weights(size: int) -> None:
+    """Empty node caches, no model record, an empty site registry and store, as on a first rollout."""
+    for node in NODES[:size]:
+        subprocess.run(["docker", "exec", node, "rm", "-rf", "/srv/models/huggingface",
+                        "/var/lib/inferops-vllm/model.json"], check=True)
+    subprocess.run(["docker", "exec", NODES[0], "sh", "-c",
+                    "rm -rf /var/lib/inferops-vllm/model-store; systemctl stop docker-registry; "
+                    "rm -rf /var/lib/docker-registry/docker; systemctl start docker-registry; "
+                    "for i in $(seq 50); do curl -fs http://127.0.0.1:5003/v2/ >/dev/null && exit 0; sleep 0.2; done; exit 1"],
+                   check=True)
+
+
+def json_playbook(inv: Path, play: Path) -> tuple:
+    """A timed run with the JSON callback, for the modules' own figures."""
+    start = time.perf_counter()
+    proc = subprocess.run(["ansible-playbook", "-i", str(inv), str(play)], cwd=ROOT, capture_output=True, text=True,
+                          check=False, env=dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_STDOUT_CALLBACK="ansible.posix.json"))
+    seconds = time.perf_counter() - start
+    if proc.returncode:
+        sys.exit("%s failed:\n%s" % (play.name, proc.stdout[-6000:] + proc.stderr[-2000:]))
+    return seconds, json.loads(proc.stdout)
+
+
+def task_results(report: dict, name: str) -> dict:
+    """host -> result of the task called name (the last such task)."""
+    found = {}
+    for play in report["plays"]:
+        for task in play["tasks"]:
+            if task["task"]["name"] == name or task["task"]["name"].endswith(" : " + name):
+                found = task["hosts"]
+    return found
+
+
+def hub_bytes(log: Path, since: int) -> dict:
+    files = api = 0
+    for line in log.read_text().splitlines()[since:]:
+        _t, _method, path, _status, sent = line.split("\t")
+        if "/resolve/" in path:
+            files += int(sent)
+        else:
+            api += int(sent)
+    return {"files": files, "api": api, "total": files + api}
+
+
+def served_bytes(since: float) -> dict:
+    """Blob bytes the site registry on bench-node1 sent (its journal: docker-registry's access lines),
+    in all and per blob (GETs and bytes)."""
+    out = subprocess.run(["docker", "exec", NODES[0], "journalctl", "-u", "docker-registry", "-o", "cat", "--no-pager",
+                          "--since", "@%d" % int(since)], capture_output=True, text=True, check=True).stdout
+    sent, blobs = 0, {}
+    for line in out.splitlines():
+        m = re.search(r'method=GET .*uri="/v2/[^"]*/blobs/sha256:([0-9a-f]{12})', line)
+        if "response completed" in line and m:
+            n = int(re.search(r"http.response.written=(\d+)", line).group(1))
+            sent += n
+            gets, total = blobs.get(m.group(1), (0, 0))
+            blobs[m.group(1)] = (gets + 1, total + n)
+    return {"bytes": sent, "blobs": blobs}
+
+
+def weights(workdir: Path, rounds: int, out: dict) -> None:
+    play, floor = ROOT / "bench/weights_fanout.yml", ROOT / "bench/node_state_read.yml"
+    log = workdir / "hub-proxy.log"
+    log.touch()
+    proxy = subprocess.Popen([sys.executable, str(ROOT / "bench/counting_proxy.py"), "--listen", HUB_PROXY,
+                              "--upstream", os.environ.get("INFEROPS_HUB_ENDPOINT", "http://127.0.0.1:5090"),
+                              "--log", str(log)])
+    try:
+        print("\nweights: the runtime, the image and the site registry on %s (not timed)" % NODES[0], flush=True)
+        playbook(weights_inventory(workdir, 9), ROOT / "playbooks/site.yml", "--tags", "runtime,image")
+        results, model_bytes = {}, 0
+        for size in (3, 9):
+            inv = weights_inventory(workdir, size)
+            forget_weights(size)
+            mark, since = len(log.read_text().splitlines()), time.time() - 1
+            seconds, report = json_playbook(inv, play)
+            fetched = task_results(report, "Fetch the missing weights from the site store")
+            record = json.loads(subprocess.run(["docker", "exec", NODES[0], "cat", "/var/lib/inferops-vllm/model.json"],
+                                               capture_output=True, text=True, check=True).stdout)
+            model_bytes = record["current"]["bytes"]
+            hub, served_log = hub_bytes(log, mark), served_bytes(since)
+            served = served_log["bytes"]
+            reported = sum(r.get("fetched_bytes", 0) for r in fetched.values())
+            fetched = {h: r for h, r in fetched.items() if not r.get("skipped")}
+            results[size] = {"model_bytes": model_bytes, "hub": hub, "registry_served_bytes": served,
+                             "registry_blobs": served_log["blobs"], "module_fetched_bytes": reported,
+                             "module_fetched_per_node": {h: r.get("fetched_bytes") for h, r in fetched.items()}, "nodes_fetched": len(fetched), "seconds": seconds,
+                             "upstream_ratio": hub["files"] / model_bytes, "upstream_total_ratio": hub["total"] / model_bytes,
+                             "served_ratio": served / model_bytes, "hub_baseline_bytes": size * model_bytes}
+            r = results[size]
+            print("  %d nodes: upstream %d file bytes (%.2fx the model, %d bytes) + %d API bytes (%.3fx in all);"
+                  " hub baseline %d (%dx); registry served %d (%.2fx), model_fetch reports %d over %d nodes; %.1f s"
+                  % (size, hub["files"], r["upstream_ratio"], model_bytes, hub["api"], r["upstream_total_ratio"],
+                     size * model_bytes, size, served, r["served_ratio"], reported, len(fetched), seconds), flush=True)
+            print("    registry GETs per blob (gets, bytes): %s" % served_log["blobs"], flush=True)
+        # the re-run of a staged 3-node cluster against one node_state read per node
+        inv = weights_inventory(workdir, 3)
+        json_playbook(inv, play)  # nodes 1-3 hold the weights from the 9-node run: a re-run already (not timed)
+        runs = {"rerun": [], "node_state": []}
+        moved, hub_rerun = [], 0
+        since = time.time() - 1
+        for _round in range(rounds):
+            mark = len(log.read_text().splitlines())
+            seconds, report = json_playbook(inv, play)
+            runs["rerun"].append(seconds)
+            hub_rerun += hub_bytes(log, mark)["total"]
+            checks = task_results(report, "Read the node's weights and its cache filesystem")
+            fetched = task_results(report, "Fetch the missing weights from the site store")
+            moved.append({"nodes": len(checks), "missing_bytes": sum(c.get("missing_bytes") or 0 for c in checks.values()),
+                          "fetched_bytes": sum(f.get("fetched_bytes", 0) for f in fetched.values()),
+                          "fetch_skipped": all(f.get("skipped") for f in fetched.values()),
+                          "up_to_date": all(c.get("up_to_date") for c in checks.values())})
+            runs["node_state"].append(json_playbook(inv, floor)[0])
+        served_rerun = served_bytes(since)["bytes"]
+        rerun = {"rerun_s": statistics.median(runs["rerun"]), "node_state_s": statistics.median(runs["node_state"]),
+                 "ratio": statistics.median(a / b for a, b in zip(runs["rerun"], runs["node_state"])),
+                 "runs": runs, "moved": moved, "hub_bytes": hub_rerun,
+                 "registry_served_bytes": served_rerun}
+        print("  re-run at 3 nodes: %.1f s against one node_state read per node %.1f s, ratio %.2f (median of %d);"
+              " model_fetch check on %s nodes: missing %s bytes, fetch skipped on every node: %s, up to date: %s;"
+              " hub bytes %d, registry blob bytes %d"
+              % (rerun["rerun_s"], rerun["node_state_s"], rerun["ratio"], rounds, [m["nodes"] for m in moved],
+                 [m["missing_bytes"] for m in moved], all(m["fetch_skipped"] for m in moved),
+                 all(m["up_to_date"] for m in moved), hub_rerun, served_rerun), flush=True)
+        out["weights"] = {"fanout": results, "rerun_3": rerun, "load": open("/proc/loadavg").read().split()[:3]}
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=10)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("benches", nargs="*", default=["converge", "fanout"])
@@ -228,6 +381,8 @@ def main() -> int:
             converge(Path(tmp), args.rounds, out)
         if "fanout" in args.benches:
             fanout(Path(tmp), out)
+        if "weights" in args.benches:
+            weights(Path(tmp), args.rounds, out)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(out, indent=2))

@@ -10,9 +10,13 @@
 #   converge  no-op site.yml vs a facts+ping play at 3 and 9 simulated nodes (docker exec), and at
 #             3 nodes over SSH as a non-root user with sudo
 #   fanout    upstream registry bytes per rollout, with and without the site mirror
-#   weights   model_fetch's engine against curl -o /dev/null (and curl to a file + sha256sum) from one
-#             docker-registry on loopback: MB/s and the ratio (bench/weights_bench.py;
-#             INFEROPS_BENCH_WEIGHTS_MB=N per shard, 3 shards)
+#   weights   the vllm_model role (bench/weights_fanout.yml) on 3 and 9 simulated nodes from empty
+#             caches and an empty site store: bytes the Hub stand-in (olah) sent, counted by a proxy in
+#             front of it (bench/counting_proxy.py), and blob bytes the site registry served, as
+#             multiples of the model; a re-run (0 bytes) against one node_state read per node at 3
+#             nodes (bench/fleet.py weights); then model_fetch's engine against curl -o /dev/null,
+#             curl -o FILE and curl -o FILE + sha256sum -c from one docker-registry on loopback: MB/s
+#             and the ratios (bench/weights_bench.py; INFEROPS_BENCH_WEIGHTS_MB=N per shard, 3 shards)
 #   daytwo    the lab's day-two run (scripts/lab.sh test): p50/p99 through the router before and
 #             during a rolling upgrade of two replicas, failed requests, rollback time, heal time
 #             after a killed follower (TP and DP), a re-run's return against serving time
@@ -66,6 +70,7 @@ for bench in "${BENCHES[@]}"; do
       log "bench: weights fetch throughput"
       python3 bench/weights_bench.py --rounds "${INFEROPS_BENCH_ROUNDS:-3}" \
         --shard-mb "${INFEROPS_BENCH_WEIGHTS_MB:-128}" --json "$OUT/weights.json"
+      fleet+=(weights)
       ;;
     converge | fanout) fleet+=("$bench") ;;
     plan | daytwo) die "run the $bench bench on its own: scripts/bench.sh $bench" ;;
@@ -81,6 +86,15 @@ if ((${#fleet[@]})); then
   timed start_registry
   INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
   export INFEROPS_STANDIN_VLLM_DIGEST
+  if [[ " ${fleet[*]} " == *" weights "* ]]; then
+    # the store host's Hub client, and the Hub stand-in it downloads from (as molecule/serve)
+    timed build_hub_client_image
+    INFEROPS_HUB_CLIENT_IMAGE=$(push_image "$HUB_CLIENT_IMAGE" inferops/hub-client:test)
+    export INFEROPS_HUB_CLIENT_IMAGE
+    timed make_hub_venv
+    timed build_hub_repos
+    timed start_hub
+  fi
   timed molecule reset -s bench >/dev/null 2>&1 || true
   # nodes 1-3 are also reached over SSH (the converge bench's SSH rows), with a key made per run
   export INFEROPS_SSH_KEY=$INFEROPS_CACHE/bench-ssh/key

@@ -432,3 +432,23 @@ def test_vllm_with_a_revision_the_cache_lacks_exits_fast(nodes, tmp_path):
     assert out.returncode != 0
     assert time.monotonic() - started < 120
     assert "LocalEntryNotFoundError" in out.stdout + out.stderr or "offline" in (out.stdout + out.stderr).lower()
+
+
+def test_a_file_over_one_read_is_hashed_across_reads_fresh_and_resumed(pushed, tmp_path, monkeypatch):
+    """Files larger than one read (here reads of 64 KiB, so the tiny model's safetensors is one), fetched
+    fresh and resumed from a partial, land checked: the path a real shard takes."""
+    monkeypatch.setattr(wf, "READ_SIZE", 1 << 16)
+    fresh = wf.present(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / "a"), str(tmp_path / "a.json"))
+    total = w.total_bytes(pushed["manifest_doc"])
+    assert fresh["changed"] and fresh["fetched_bytes"] == total
+    f = next(f for f in pushed["manifest_doc"]["files"] if f["path"] == "model.safetensors")
+    assert f["size"] > wf.READ_SIZE
+    blob = Path(w.blob_path(str(tmp_path / "a"), REPO, f["etag"]))
+    assert hashlib.sha256(blob.read_bytes()).hexdigest() == f["sha256"]
+    partial = Path(w.blob_path(str(tmp_path / "b"), REPO, f["etag"]) + w.INCOMPLETE)
+    partial.parent.mkdir(parents=True)
+    partial.write_bytes(blob.read_bytes()[:f["size"] // 3])
+    resumed = wf.present(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / "b"), str(tmp_path / "b.json"))
+    assert resumed["fetched_bytes"] == total - f["size"] // 3
+    assert wf.check(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / "b"), str(tmp_path / "b.json"),
+                    verify="full")["up_to_date"]
