@@ -325,7 +325,8 @@ def weights(workdir: Path, rounds: int, out: dict) -> None:
             fetched = {h: r for h, r in fetched.items() if not r.get("skipped")}
             results[size] = {"model_bytes": model_bytes, "hub": hub, "registry_served_bytes": served,
                              "registry_blobs": served_log["blobs"], "module_fetched_bytes": reported,
-                             "module_fetched_per_node": {h: r.get("fetched_bytes") for h, r in fetched.items()}, "nodes_fetched": len(fetched), "seconds": seconds,
+                             "module_fetched_per_node": {h: r.get("fetched_bytes") for h, r in fetched.items()},
+                             "nodes_fetched": len(fetched), "seconds": seconds,
                              "upstream_ratio": hub["files"] / model_bytes, "upstream_total_ratio": hub["total"] / model_bytes,
                              "served_ratio": served / model_bytes, "hub_baseline_bytes": size * model_bytes}
             r = results[size]

@@ -51,7 +51,7 @@ def start_registry(base):
     log = open(base / "registry.log", "w")
     proc = subprocess.Popen(["docker-registry", "serve", str(base / "registry.yml")], stdout=log, stderr=log)
     url = "http://127.0.0.1:%d" % port
-    for _ in range(100):
+    for _attempt in range(100):
         try:
             urllib.request.urlopen(url + "/v2/", timeout=1).close()
             return proc, url
@@ -68,7 +68,7 @@ def make_store(base, shards, shard_mb):
         tmp = base / ("shard-%d" % i)
         h = hashlib.sha256()
         with open(tmp, "wb") as fh:
-            for _ in range(shard_mb):
+            for _mb in range(shard_mb):
                 chunk = os.urandom(1 << 20)
                 h.update(chunk)
                 fh.write(chunk)
@@ -106,8 +106,8 @@ def time_curl_checked(url, manifest, base, check=True):
     started = time.monotonic()
     subprocess.run(cmd, check=True)
     if check:
-        subprocess.run(["sha256sum", "--quiet", "-c", "-"], check=True, input="".join(
-        "%s  %s\n" % (f["sha256"], n) for f, n in zip(manifest["files"], names)).encode())
+        sums = "".join("%s  %s\n" % (f["sha256"], n) for f, n in zip(manifest["files"], names))
+        subprocess.run(["sha256sum", "--quiet", "-c", "-"], check=True, input=sums.encode())
     seconds = time.monotonic() - started
     shutil.rmtree(out)
     return seconds
@@ -145,7 +145,7 @@ def main():
         total = w.total_bytes(manifest)
         time_curl(url, manifest)  # warm the registry's page cache for both
         rows = {"curl": [], "curl_file": [], "curl_file_sha256sum": [], "engine": [], "engine_c1": []}
-        for _ in range(args.rounds):
+        for _round in range(args.rounds):
             rows["curl"].append(time_curl(url, manifest))
             rows["curl_file"].append(time_curl_checked(url, manifest, base, check=False))
             rows["curl_file_sha256sum"].append(time_curl_checked(url, manifest, base))
@@ -166,10 +166,10 @@ def main():
               % (args.shards, args.shard_mb, args.rounds))
         print("  %-26s %8s   %s" % ("", "MB/s", "engine c%d / engine c1 against it" % args.concurrency))
         print("  %-26s %8.1f   %.2f / %.2f" % ("curl -o /dev/null", mbps["curl"], report["ratio"], report["ratio_c1"]))
-        print("  %-26s %8.1f   %.2f / %.2f" % ("curl -o FILE", mbps["curl_file"], report["ratio_file"],
-                                              report["ratio_c1_file"]))
-        print("  %-26s %8.1f   %.2f / %.2f" % ("curl -o FILE; sha256sum -c", mbps["curl_file_sha256sum"],
-                                              report["ratio_same_work"], report["ratio_c1_same_work"]))
+        row = "  %-26s %8.1f   %.2f / %.2f"
+        print(row % ("curl -o FILE", mbps["curl_file"], report["ratio_file"], report["ratio_c1_file"]))
+        print(row % ("curl -o FILE; sha256sum -c", mbps["curl_file_sha256sum"], report["ratio_same_work"],
+                     report["ratio_c1_same_work"]))
         print("  %-26s %8.1f" % ("engine (concurrency %d)" % args.concurrency, mbps["engine"]))
         print("  %-26s %8.1f" % ("engine (concurrency 1)", mbps["engine_c1"]))
         print("  load average %s on %d CPUs" % (" ".join(report["load"]), os.cpu_count()))

@@ -108,8 +108,7 @@ def put_manifest(reg: BoundedRegistry, repo: str, tag: str, body: bytes, media_t
 def _file_chunks(path: str) -> Iterator[bytes]:
     # big chunks: http.client would send a file object 8 KiB at a time
     with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(CHUNK), b""):
-            yield chunk
+        yield from iter(lambda: fh.read(CHUNK), b"")
 
 
 def push_blob(reg: BoundedRegistry, repo: str, digest: str, size: int, path: str = "",

@@ -220,7 +220,7 @@ def link_target(path: str, etag: str) -> str:
 # --- what a cache lacks -------------------------------------------------------------------------
 
 def _content_ok(path: str, f: Entry) -> bool:
-    _, sha256, sha1 = file_hashes(path, git=not f["lfs"])
+    sha256, sha1 = file_hashes(path, git=not f["lfs"])[1:]
     return sha256 == f["sha256"] and (f["lfs"] or sha1 == f["etag"])
 
 
@@ -308,7 +308,7 @@ def verify_snapshot(cache_root: str, repo: str, revision: str, full: bool = Fals
             size += os.path.getsize(real)
             etag = os.path.basename(real)
             if full:
-                _, sha256, sha1 = file_hashes(real, git=bool(SHA1.match(etag)))
+                sha256, sha1 = file_hashes(real, git=bool(SHA1.match(etag)))[1:]
                 if etag not in (sha256, sha1):
                     problems.append("%s: blob %s hashes to %s" % (rel, etag, sha1 if SHA1.match(etag) else sha256))
     if not files and not problems:

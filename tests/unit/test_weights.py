@@ -22,12 +22,14 @@ def entry(path, data, lfs):
             "etag": sha256 if lfs else weights.git_sha1_bytes(data)}
 
 
-def manifest(files=FILES, revision=REV):
+def manifest(files=None, revision=REV):
+    files = FILES if files is None else files
     return weights.build_manifest(REPO, revision, [entry(p, d, lfs) for p, (d, lfs) in files.items()])
 
 
-def stage(root, files=FILES, revision=REV):
+def stage(root, files=None, revision=REV):
     """A genuine HF cache of the files, as the fetch leaves it."""
+    files = FILES if files is None else files
     m = manifest(files, revision)
     for f in m["files"]:
         blob = weights.blob_path(str(root), REPO, f["etag"])
@@ -319,4 +321,5 @@ def test_prune_removes_old_snapshots_and_only_their_own_blobs(tmp_path):
     assert sorted(os.listdir(os.path.join(weights.repo_dir(str(tmp_path), REPO), "snapshots"))) == ["b" * 40, "c" * 40]
     assert hashlib.sha256(b"old").hexdigest() not in os.listdir(blobs)
     for rev in ("b" * 40, "c" * 40):
-        assert weights.plan_fetch(str(tmp_path), manifest(dict(shared, **{"w.safetensors": (b"prev" if rev[0] == "b" else b"cur", True)}), rev), "full")["fetch"] == []
+        files = dict(shared, **{"w.safetensors": (b"prev" if rev[0] == "b" else b"cur", True)})
+        assert weights.plan_fetch(str(tmp_path), manifest(files, rev), "full")["fetch"] == []

@@ -79,13 +79,15 @@ def list_files(api, repo, revision, include, exclude):
     try:
         entries = [e for e in api.list_repo_tree(repo, revision=revision, recursive=True) if hasattr(e, "size")
                    and not hasattr(e, "tree_id")]
-    except named("RepositoryNotFoundError") as exc:  # also gated or private without a token
-        raise Failure(EXIT_UNKNOWN, "%s is not a repository at %s, or it needs a token (HF_TOKEN): %s"
-                      % (repo, where, _one_line(exc)))
-    except named("RevisionNotFoundError", "EntryNotFoundError") as exc:
-        raise Failure(EXIT_UNKNOWN, "%s has no revision %s at %s: pin a commit that exists, e.g. from "
-                      "`hf models info %s --revision main --expand sha` (%s)"
-                      % (repo, revision, where, repo, _one_line(exc)))
+    except Exception as exc:  # the Hub client's own classes, where this version has them
+        if isinstance(exc, named("RepositoryNotFoundError")):  # also gated or private without a token
+            raise Failure(EXIT_UNKNOWN, "%s is not a repository at %s, or it needs a token (HF_TOKEN): %s"
+                          % (repo, where, _one_line(exc)))
+        if isinstance(exc, named("RevisionNotFoundError", "EntryNotFoundError")):
+            raise Failure(EXIT_UNKNOWN, "%s has no revision %s at %s: pin a commit that exists, e.g. from "
+                          "`hf models info %s --revision main --expand sha` (%s)"
+                          % (repo, revision, where, repo, _one_line(exc)))
+        raise
     kept = list(filter_repo_objects(entries, allow_patterns=include or None, ignore_patterns=exclude or None,
                                     key=lambda e: e.path))
     if not kept:
