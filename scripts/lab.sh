@@ -42,6 +42,9 @@ case $ACTION in
     timed make_hub_venv
     timed build_hub_repos
     timed start_hub
+    pinned=$(sed -n 's/^vllm_model_revision: *//p' inventories/lab/group_vars/all/lab.yml)
+    [[ $pinned == "$INFEROPS_HUB_TINY_K3_REVISION" ]] ||
+      die "the Hub stand-in serves inferops/tiny-k3 at $INFEROPS_HUB_TINY_K3_REVISION but inventories/lab pins $pinned: set vllm_model_revision there to the new commit (tests/models/k3/tiny-k3 changed?)"
     log "model inferops/tiny-k3 at $INFEROPS_HUB_TINY_K3_REVISION from $INFEROPS_HUB_ENDPOINT"
     if [[ $ACTION == test ]]; then
       # day two: an upgrade target (same vLLM, another digest) and an image whose vLLM cannot start
