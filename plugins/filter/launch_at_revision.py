@@ -39,6 +39,7 @@ RETURN = r"""
 _value:
   description: The launch at that revision.
   type: dict
+  sample: {"args": {"model": "moonshotai/Kimi-K3", "revision": "0123456789abcdef0123456789abcdef01234567"}}
 """
 
 
