@@ -13,13 +13,14 @@ hub:   every node downloads at start (vLLM's own behaviour); a branch is allowed
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from ansible_collections.inferops.vllm.plugins.module_utils import weights
+
 SOURCES = ("site", "local", "hub")
-COMMIT = re.compile(r"^[0-9a-f]{40}$")
-MANIFEST_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+# the commit and the manifest digest have the forms the weights engine checks on the nodes
+COMMIT, MANIFEST_DIGEST = weights.SHA1, weights.DIGEST
 # Env the compiler sets from vllm_model_source, or that the store step owns: a plain
 # variable must not undo the pin (HF_HUB_OFFLINE) or send nodes to another hub.
 OWNED_ENV = {
