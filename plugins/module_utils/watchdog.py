@@ -127,6 +127,11 @@ def decide(prev: State, probe: Probe, container: Container, now: float, policy: 
         return Decision(s, "none", "%s; no container to restart (Ansible creates it)" % failures)
     age = now - container.started_at if container.started_at else None
     grace = grace_for(prev.restarts_in_row, policy)
+    # The grace is the load's budget: a container that has served since its last start has loaded,
+    # and a failure now is a fault. So a grace as long as Ansible's own wait for a load (which it
+    # must be, or the watchdog restarts a node that a rollout still waits for) costs no heal time.
+    loaded = (container.started_at is not None and prev.last_success is not None
+              and prev.last_success >= container.started_at)
     stale = (follower and policy.stale_margin > 0 and head_started is not None and container.started_at is not None
              and head_started > container.started_at + policy.stale_margin)
     # The head's API answered after this follower started and is down now: the head restarted (docker, its
@@ -144,7 +149,7 @@ def decide(prev: State, probe: Probe, container: Container, now: float, policy: 
         # then, and a restart from here would race its stop-remove-create
         why = ("the head's API went down %ds after this follower started: the group it belonged to is gone, and a "
                "restarted head waits for fresh followers" % (prev.last_answer - container.started_at))
-    elif container.running and age is not None and age < grace:
+    elif container.running and age is not None and age < grace and not loaded:
         s.state = "grace"
         return Decision(s, "none", "%s; container started %ds ago, within its %ds grace" % (failures, age, grace))
     elif s.consecutive_failures < policy.failures_before_restart:

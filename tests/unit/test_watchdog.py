@@ -79,6 +79,17 @@ def test_any_recent_start_gives_the_load_its_grace():
     assert d.action == "restart"
 
 
+def test_a_container_that_served_since_its_start_has_no_grace_left():
+    young = wd.Container(exists=True, running=True, started_at=NOW - 300)
+    # it served 100 s after its start: the load is over, so failures count towards a restart at once
+    served = wd.State(consecutive_failures=2, state="failing", last_success=NOW - 200)
+    d = step(served, bad(), young)
+    assert d.action == "restart" and d.reason.startswith("3 consecutive failed probes")
+    # its last good probe was before this start (Ansible recreated it, a rollout): still loading
+    before = wd.State(consecutive_failures=2, state="failing", last_success=NOW - 400)
+    assert step(before, bad(), young).state.state == "grace"
+
+
 def test_grace_backs_off_and_is_capped():
     assert [wd.grace_for(n, POLICY) for n in range(5)] == [900, 900, 1800, 3600, 3600]
     s = wd.State(consecutive_failures=9, restarts_in_row=2, state="grace")
