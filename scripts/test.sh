@@ -22,7 +22,8 @@ STAGES=("$@")
 wants() { [[ " ${STAGES[*]} " == *" $1 "* ]]; }
 
 [[ $(id -u) == 0 ]] || die "run as root: the harness installs packages and starts dockerd"
-trap harness_cleanup EXIT
+IMAGES_PID=   # the background image build (below), stopped with the rest on exit
+trap '[[ -z $IMAGES_PID ]] || kill "$IMAGES_PID" 2>/dev/null; harness_cleanup' EXIT
 export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
 
 timed host_packages
@@ -39,32 +40,56 @@ if wants integration; then
   timed make_vllm_cpu_venv
   timed make_router_venv   # exports INFEROPS_ROUTER_VENV for tests/integration/test_router.py
 fi
-if wants molecule; then
+# The docker images of the Molecule and lab stages, built in the background while lint, sanity
+# and unit use the CPUs: on a fresh machine they are most of the setup (debootstrap, pip, a 3 GB
+# push), and a warm cache makes this a few tag checks. Waited for before integration, whose real
+# vLLM servers keep deadlines that a busy CPU would stretch.
+build_images() {
   timed build_node_image
-  timed build_standin_vllm_image
-  timed standin_repo
-  timed start_registry
-  timed build_standin_vllm_variant
-  INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
-  INFEROPS_STANDIN_VLLM_DIGEST_B=$(push_image local/inferops-standin-vllm:variant-b inferops/standin-vllm:variant-b)
-  export INFEROPS_STANDIN_VLLM_DIGEST INFEROPS_STANDIN_VLLM_DIGEST_B
-  # the same image in a registry that wants a login (molecule/harness: vllm_image's login)
-  timed start_auth_registry
-  INFEROPS_AUTH_VLLM_IMAGE=$(copy_to_auth_registry "$INFEROPS_STANDIN_VLLM_DIGEST")
-  export INFEROPS_AUTH_VLLM_IMAGE
-  # the weights (molecule/serve): the Hub stand-in serving the tiny model, and the vLLM image's Hub client
-  timed build_hub_client_image
-  INFEROPS_HUB_CLIENT_IMAGE=$(push_image "$HUB_CLIENT_IMAGE" inferops/hub-client:test)
-  export INFEROPS_HUB_CLIENT_IMAGE
-fi
-if wants lab; then
+  if wants molecule; then
+    timed build_standin_vllm_image
+    timed build_standin_vllm_variant
+    timed build_hub_client_image
+  fi
+  if wants lab; then
+    timed build_lab_image
+    # its layers in the registry now, so that the lab's own push finds them there
+    push_image "$LAB_IMAGE" inferops/lab-vllm:latest >/dev/null
+  fi
+}
+if wants molecule || wants lab; then
   timed start_registry   # started here so that the cleanup below stops it
+  build_images >"$LOG_DIR/images.log" 2>&1 &
+  IMAGES_PID=$!
 fi
+wait_for_images() {
+  [[ -n $IMAGES_PID ]] || return 0
+  local pid=$IMAGES_PID; IMAGES_PID=
+  if ! wait "$pid"; then
+    tail -n 40 "$LOG_DIR/images.log" >&2
+    die "building the test images failed (log: $LOG_DIR/images.log)"
+  fi
+  grep '^###' "$LOG_DIR/images.log" >&2 || true
+}
 if wants molecule || wants lab || wants integration; then
   timed make_hub_venv
   timed build_hub_repos
   timed start_hub         # the Hub stand-in (olah) on 127.0.0.1, stopped by the cleanup below
 fi
+
+# What the Molecule scenarios read from the environment: the images by digest, the same image in
+# a registry that wants a login (molecule/harness), the vLLM image's Hub client (molecule/serve).
+molecule_images() {
+  timed standin_repo
+  INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
+  INFEROPS_STANDIN_VLLM_DIGEST_B=$(push_image local/inferops-standin-vllm:variant-b inferops/standin-vllm:variant-b)
+  export INFEROPS_STANDIN_VLLM_DIGEST INFEROPS_STANDIN_VLLM_DIGEST_B
+  timed start_auth_registry
+  INFEROPS_AUTH_VLLM_IMAGE=$(copy_to_auth_registry "$INFEROPS_STANDIN_VLLM_DIGEST")
+  export INFEROPS_AUTH_VLLM_IMAGE
+  INFEROPS_HUB_CLIENT_IMAGE=$(push_image "$HUB_CLIENT_IMAGE" inferops/hub-client:test)
+  export INFEROPS_HUB_CLIENT_IMAGE
+}
 
 # Galaxy's import checks on the tarball that would be uploaded (galaxy.yml, the files in it,
 # ansible-doc on every plugin and role, the changelog, role metadata). tests/galaxy-importer.cfg
@@ -105,9 +130,19 @@ sanity_with() {
   (cd "$dest" && PATH=$1/bin:$PATH ansible-test sanity --local --python 3.11 --color no)
 }
 
+# The two ansible-core versions side by side, each in its own copy of the tree: a run is mostly
+# one process at a time, and the machine has two CPUs.
 stage_sanity() {
+  local oldest=
+  if oldest_ansible; then
+    (timed sanity_with "$ANSIBLE218_VENV" sanity-2.18) >"$LOG_DIR/sanity-2.18.log" 2>&1 &
+    oldest=$!
+  fi
   timed sanity_with "$VENV" sanity
-  if oldest_ansible; then timed sanity_with "$ANSIBLE218_VENV" sanity-2.18; fi
+  if [[ -n $oldest ]]; then
+    wait "$oldest" || { cat "$LOG_DIR/sanity-2.18.log" >&2; die "sanity under ansible-core 2.18 failed (log: $LOG_DIR/sanity-2.18.log)"; }
+    tail -n 1 "$LOG_DIR/sanity-2.18.log" >&2
+  fi
 }
 
 # Unit tests, then the data tests of the OS paths Molecule does not run (tests/data, its own
@@ -124,6 +159,7 @@ stage_unit() {
 
 # Checks against real vLLM (vllm-cpu): its CLI parser, registered lists and servers.
 stage_integration() {
+  timed wait_for_images
   "$VLLM_CPU_PYTHON" -m pytest -q -p no:cacheprovider tests/integration
 }
 
@@ -144,6 +180,8 @@ stage_build() {
 }
 
 stage_molecule() {
+  timed wait_for_images
+  molecule_images
   local scenarios=${MOLECULE_SCENARIOS:-}
   if [[ -z $scenarios ]]; then
     # every scenario but the nodes of the lab (scripts/lab.sh) and the benchmarks (scripts/bench.sh)
@@ -158,6 +196,7 @@ stage_molecule() {
 # The README's first command, end to end: real vLLM (TP2 across two simulated nodes),
 # fabric check, smoke report; then a second run that must change nothing.
 stage_lab() {
+  timed wait_for_images
   INFEROPS_LAB_REPORTS=$INFEROPS_CACHE/lab-reports bash scripts/lab.sh test
 }
 
