@@ -9,7 +9,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "_shared"))
 from node_reads import selections, policy, content_lines, mtime, started_at, managed_file  # noqa: E402  (molecule/_shared, beside the scenarios)
 
-testinfra_hosts = ["gb300-t1", "gb300-t2"]   # the nodes of molecule/hosts this module reads (conftest.py)
+testinfra_hosts = ["gb300-t1", "gb300-t2"]   # the nodes of molecule/hosts this module reads (testinfra honours it)
 
 BRANCH = "580"
 NODES = ["10.20.0.11", "10.20.0.12"]   # vllm_control_address of both trays, sorted

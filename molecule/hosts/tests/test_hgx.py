@@ -8,7 +8,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "_shared"))
 from node_reads import held, policy, mtime, started_at, managed_file  # noqa: E402  (molecule/_shared, beside the scenarios)
 
-testinfra_hosts = ["hgx-h200"]   # the nodes of molecule/hosts this module reads (conftest.py)
+testinfra_hosts = ["hgx-h200"]   # the nodes of molecule/hosts this module reads (testinfra honours it)
 
 DRIVER = "580.95.05"
 DRIVER_PACKAGES = ["nvidia-open", "nvidia-driver-cuda", "nvidia-kernel-open-dkms", "nvidia-fabricmanager"]

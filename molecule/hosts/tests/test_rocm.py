@@ -8,7 +8,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "_shared"))
 from node_reads import selections, mtime, started_at  # noqa: E402  (molecule/_shared, beside the scenarios)
 
-testinfra_hosts = ["rocm-mi355x"]   # the nodes of molecule/hosts this module reads (conftest.py)
+testinfra_hosts = ["rocm-mi355x"]   # the nodes of molecule/hosts this module reads (testinfra honours it)
 
 ROCM_BUILD = "7.2.1.70201-1"
 
