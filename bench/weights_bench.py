@@ -4,6 +4,7 @@ Pushes a few hundred MB of random "shards" as a model artifact (model_store's en
 docker-registry of its own on loopback, then, in interleaved rounds, times
   curl      `curl -s -o /dev/null` per blob, one after the other (the wire, nothing written)
   curl>file `curl -o FILE` per blob, on the same filesystem as the engine's cache, no hashing
+  curl+sync `curl -o FILE` per blob, then `sync FILE...`: written and on disk, as the engine leaves it
   curl+sum  `curl -o FILE` per blob, then `sha256sum -c`: the same work done by hand
   engine    weights_fetch.present into an empty node cache (hash in the stream, write, fsync,
             rename, links, record), at the module's default concurrency and at 1
@@ -93,9 +94,10 @@ def time_curl(url, manifest):
     return time.monotonic() - started
 
 
-def time_curl_checked(url, manifest, base, check=True):
+def time_curl_checked(url, manifest, base, check=True, sync=False):
     """The same work as the engine by hand: curl each blob to a file (in the work directory, the
-    engine's filesystem), then sha256sum them; without check, only the writes."""
+    engine's filesystem), then sha256sum them; without check, only the writes; with sync, the
+    writes flushed to disk (coreutils sync FILE: fsync)."""
     rrepo = w.registry_repository(REPO)
     out = base / "curl-node"
     out.mkdir(exist_ok=True)
@@ -105,6 +107,8 @@ def time_curl_checked(url, manifest, base, check=True):
         cmd += ["-o", names[-1], "%s/v2/%s/blobs/sha256:%s" % (url, rrepo, f["sha256"])]
     started = time.monotonic()
     subprocess.run(cmd, check=True)
+    if sync:
+        subprocess.run(["sync"] + names, check=True)
     if check:
         sums = "".join("%s  %s\n" % (f["sha256"], n) for f, n in zip(manifest["files"], names))
         subprocess.run(["sha256sum", "--quiet", "-c", "-"], check=True, input=sums.encode())
@@ -144,13 +148,22 @@ def main():
         pushed = ws.push(BoundedRegistry(url, timeout=120, retries=1), str(store), manifest)
         total = w.total_bytes(manifest)
         time_curl(url, manifest)  # warm the registry's page cache for both
-        rows = {"curl": [], "curl_file": [], "curl_file_sha256sum": [], "engine": [], "engine_c1": []}
-        for _round in range(args.rounds):
-            rows["curl"].append(time_curl(url, manifest))
-            rows["curl_file"].append(time_curl_checked(url, manifest, base, check=False))
-            rows["curl_file_sha256sum"].append(time_curl_checked(url, manifest, base))
-            rows["engine"].append(time_engine(url, base, args.concurrency))
-            rows["engine_c1"].append(time_engine(url, base, 1))
+        rows = {name: [] for name in ("curl", "curl_file", "curl_file_sync", "curl_file_sha256sum", "engine",
+                                      "engine_c1")}
+        clients = {"curl": lambda: time_curl(url, manifest),
+                   "curl_file": lambda: time_curl_checked(url, manifest, base, check=False),
+                   "curl_file_sync": lambda: time_curl_checked(url, manifest, base, check=False, sync=True),
+                   "curl_file_sha256sum": lambda: time_curl_checked(url, manifest, base),
+                   "engine": lambda: time_engine(url, base, args.concurrency),
+                   "engine_c1": lambda: time_engine(url, base, 1)}
+        names = list(clients)
+        for n in range(args.rounds):
+            # a different client first each round: none always follows the same one
+            for name in names[n % len(names):] + names[:n % len(names)]:
+                run = clients[name]
+                # each starts with nothing left to write back from the one before (curl leaves it dirty)
+                os.sync()
+                rows[name].append(run())
         mbps = {k: total / 1e6 / statistics.median(v) for k, v in rows.items()}
         report = {"bytes": total, "files": len(manifest["files"]), "rounds": args.rounds,
                   "concurrency": args.concurrency, "digest": pushed["digest"], "cpus": os.cpu_count(),
@@ -159,6 +172,8 @@ def main():
                   "ratio_c1": round(mbps["engine_c1"] / mbps["curl"], 3),
                   "ratio_file": round(mbps["engine"] / mbps["curl_file"], 3),
                   "ratio_c1_file": round(mbps["engine_c1"] / mbps["curl_file"], 3),
+                  "ratio_file_sync": round(mbps["engine"] / mbps["curl_file_sync"], 3),
+                  "ratio_c1_file_sync": round(mbps["engine_c1"] / mbps["curl_file_sync"], 3),
                   "ratio_same_work": round(mbps["engine"] / mbps["curl_file_sha256sum"], 3),
                   "ratio_c1_same_work": round(mbps["engine_c1"] / mbps["curl_file_sha256sum"], 3),
                   "load": open("/proc/loadavg").read().split()[:3]}
@@ -168,6 +183,8 @@ def main():
         print("  %-26s %8.1f   %.2f / %.2f" % ("curl -o /dev/null", mbps["curl"], report["ratio"], report["ratio_c1"]))
         row = "  %-26s %8.1f   %.2f / %.2f"
         print(row % ("curl -o FILE", mbps["curl_file"], report["ratio_file"], report["ratio_c1_file"]))
+        print(row % ("curl -o FILE; sync FILE", mbps["curl_file_sync"], report["ratio_file_sync"],
+                     report["ratio_c1_file_sync"]))
         print(row % ("curl -o FILE; sha256sum -c", mbps["curl_file_sha256sum"], report["ratio_same_work"],
                      report["ratio_c1_same_work"]))
         print("  %-26s %8.1f" % ("engine (concurrency %d)" % args.concurrency, mbps["engine"]))

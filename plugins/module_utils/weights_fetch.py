@@ -10,6 +10,7 @@ Stdlib only (runs on the nodes, Python 3.9).
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import hashlib
 import json
@@ -26,6 +27,30 @@ from ansible_collections.inferops.vllm.plugins.module_utils.registry_blobs impor
 
 # Reads of 4 MiB into one reused buffer: few Python-level iterations per GB, no per-chunk allocation.
 READ_SIZE = 4 << 20
+# Start the disk's writeback every 32 MiB written, so the fsync before the rename waits for the last
+# window only and the disk writes while the network reads (Linux sync_file_range; no-op elsewhere).
+WRITEBACK_WINDOW = 32 << 20
+
+
+def _writeback_starter() -> Any:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.sync_file_range
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_SYNC_FILE_RANGE = _writeback_starter()
+_SYNC_FILE_RANGE_WRITE = 2
+
+
+def start_writeback(fd: int, offset: int, length: int) -> None:
+    """Ask the kernel to write [offset, offset+length) to disk now, without waiting for it."""
+    if _SYNC_FILE_RANGE is not None:
+        _SYNC_FILE_RANGE(fd, offset, length, _SYNC_FILE_RANGE_WRITE)
 
 
 class FetchError(RuntimeError):
@@ -133,6 +158,7 @@ def fetch_blob(reg: BoundedRegistry, cache_root: str, repo: str, f: Dict[str, An
             with open(partial, "r+b" if have else "wb") as out:
                 out.seek(have)
                 out.truncate()
+                flushed = have
                 while resp is not None:
                     n = resp.readinto(view)
                     if not n:
@@ -145,6 +171,10 @@ def fetch_blob(reg: BoundedRegistry, cache_root: str, repo: str, f: Dict[str, An
                     moved += n
                     if have > size:
                         break
+                    if have - flushed >= WRITEBACK_WINDOW:
+                        out.flush()
+                        start_writeback(out.fileno(), flushed, have - flushed)
+                        flushed = have
                 out.flush()
                 os.fsync(out.fileno())
         except TRANSIENT as exc:
@@ -273,31 +303,49 @@ def _missing_files(plan: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 
 def check(reg: BoundedRegistry, repo: str, revision: str, cache_root: str, record_path: str, verify: str = "size",
-          margin: float = 5, expected_digest: str = "") -> Dict[str, Any]:
+          margin: float = 5, expected_digest: str = "", retry_failed: bool = False) -> Dict[str, Any]:
     """Read-only: what this node lacks, whether it fits, and whether its record is current."""
     record = read_record(record_path)
     facts = fs_facts(cache_root)
+    refusal = w.failed_refusal(record, repo, revision, retry_failed)
     out: Dict[str, Any] = {"free_bytes": facts["free_bytes"], "fstype": facts["fstype"], "mount": facts["mount"],
                            "record_current": (record or {}).get("current"), "up_to_date": False}
     found = read_artifact(reg, repo, revision, expected_digest)
     if found is None:
         return dict(out, digest="", missing_files=None, missing_bytes=None, links_missing=None,
-                    problems=["the site registry %s has no %s:%s yet: run the store step first"
-                              % (reg.base, w.registry_repository(repo), revision)])
+                    problems=[p for p in (refusal, "the site registry %s has no %s:%s yet: run the store step first"
+                                          % (reg.base, w.registry_repository(repo), revision)) if p])
     manifest, digest = found
     plan = w.plan_fetch(cache_root, manifest, verify)
     complete = not (plan["fetch"] or plan["link"] or plan["remove"])
     return dict(out, digest=digest, missing_files=_missing_files(plan), missing_bytes=plan["missing_bytes"],
                 links_missing=len(plan["link"]), total_bytes=w.total_bytes(manifest),
-                problems=problems_for(cache_root, manifest, plan["missing_bytes"], margin, facts),
+                problems=([refusal] if refusal else []) + problems_for(cache_root, manifest, plan["missing_bytes"],
+                                                                       margin, facts),
                 up_to_date=complete and w.is_current(record, repo, revision, digest))
+
+
+def rolled_back(record_path: str, failed_revision: str, back_to: str, dry_run: bool = False) -> Dict[str, Any]:
+    """The record after a rollout took the node back to back_to: that revision current again, failed_revision
+    failed (check then refuses it unless retried on purpose)."""
+    record = read_record(record_path)
+    if record is None:
+        return {"changed": False, "record": None}
+    after = w.record_after_rollback(record, failed_revision, back_to)
+    changed = after != record
+    if changed and not dry_run:
+        write_record(record_path, after)
+    return {"changed": changed, "record": after}
 
 
 def present(reg: BoundedRegistry, repo: str, revision: str, cache_root: str, record_path: str,
             verify: str = "size", margin: float = 5, keep: int = 2, concurrency: int = 4, retries: int = 3,
-            expected_digest: str = "", dry_run: bool = False) -> Dict[str, Any]:
+            expected_digest: str = "", dry_run: bool = False, retry_failed: bool = False) -> Dict[str, Any]:
     """Make the cache hold repo@revision, verified, and the record say so. dry_run reports only."""
     started = time.monotonic()
+    refusal = w.failed_refusal(read_record(record_path), repo, revision, retry_failed)
+    if refusal:
+        raise FetchError(refusal)
     found = read_artifact(reg, repo, revision, expected_digest)
     if found is None:
         raise FetchError("the site registry %s has no %s:%s: run the store step (model_store) first"
@@ -352,4 +400,4 @@ def verified(repo: str, revision: str, cache_root: str, record_path: str, verify
     return dict(result, record_current=(record or {}).get("current"))
 
 
-__all__ = ["FetchError", "RegistryError", "check", "present", "verified", "fetch_blob", "read_artifact"]
+__all__ = ["FetchError", "RegistryError", "check", "present", "rolled_back", "verified", "fetch_blob", "read_artifact"]

@@ -353,6 +353,29 @@ def test_a_store_that_does_not_answer_fails_bounded_and_named(tmp_path):
         assert time.monotonic() - started < 6
 
 
+def test_a_revision_rolled_back_on_a_node_is_refused_before_any_byte_moves(pushed, tmp_path):
+    """The node served an older revision, moved to the pushed one, and a rollout rolled it back: the record
+    says so, check reports the refusal with the fix, present refuses it, and retry_failed stages it."""
+    older = "0" * 40
+    node, record = tmp_path / "node", tmp_path / "node/model.json"
+    staged = stage_node(pushed, node)
+    entry = dict(staged["record"]["current"], revision=older)
+    wf.write_record(str(record), dict(staged["record"], previous=entry, history=[pushed["revision"], older]))
+    back = wf.rolled_back(str(record), pushed["revision"], older)
+    assert back["changed"] and back["record"]["current"]["revision"] == older
+    assert back["record"]["failed"] == [pushed["revision"]]
+    assert json.loads(record.read_text()) == back["record"]
+    assert not wf.rolled_back(str(record), pushed["revision"], older)["changed"]  # a re-run
+    checked = wf.check(reg(pushed["registry"]), REPO, pushed["revision"], str(node), str(record))
+    assert any("vllm_model_retry_failed=true" in p and older in p for p in checked["problems"])
+    with pytest.raises(wf.FetchError, match="was rolled back on this node"):
+        stage_node(pushed, node)
+    assert json.loads(record.read_text()) == back["record"]  # refused: nothing written
+    retried = stage_node(pushed, node, retry_failed=True)
+    assert retried["changed"] and retried["fetched_bytes"] == 0 and retried["record"]["failed"] == []
+    assert retried["record"]["current"]["revision"] == pushed["revision"]
+
+
 def test_a_disk_too_small_is_reported_by_check_and_refused_by_present(pushed, tmp_path):
     checked = wf.check(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / "n"),
                        str(tmp_path / "n/model.json"), margin=1e9)
@@ -436,13 +459,20 @@ def test_vllm_with_a_revision_the_cache_lacks_exits_fast(nodes, tmp_path):
 
 def test_a_file_over_one_read_is_hashed_across_reads_fresh_and_resumed(pushed, tmp_path, monkeypatch):
     """Files larger than one read (here reads of 64 KiB, so the tiny model's safetensors is one), fetched
-    fresh and resumed from a partial, land checked: the path a real shard takes."""
+    fresh and resumed from a partial, land checked: the path a real shard takes. The disk's writeback is
+    started window by window (windows of 128 KiB here), each window once, in order."""
     monkeypatch.setattr(wf, "READ_SIZE", 1 << 16)
-    fresh = wf.present(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / "a"), str(tmp_path / "a.json"))
+    monkeypatch.setattr(wf, "WRITEBACK_WINDOW", 1 << 17)
+    kicks, start_writeback = [], wf.start_writeback
+    monkeypatch.setattr(wf, "start_writeback", lambda fd, at, n: (kicks.append((at, n)), start_writeback(fd, at, n)))
+    fresh = wf.present(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / "a"), str(tmp_path / "a.json"),
+                       concurrency=1)
     total = w.total_bytes(pushed["manifest_doc"])
     assert fresh["changed"] and fresh["fetched_bytes"] == total
     f = next(f for f in pushed["manifest_doc"]["files"] if f["path"] == "model.safetensors")
     assert f["size"] > wf.READ_SIZE
+    assert len(kicks) >= f["size"] // wf.WRITEBACK_WINDOW - 1
+    assert all(n >= wf.WRITEBACK_WINDOW for _at, n in kicks)
     blob = Path(w.blob_path(str(tmp_path / "a"), REPO, f["etag"]))
     assert hashlib.sha256(blob.read_bytes()).hexdigest() == f["sha256"]
     partial = Path(w.blob_path(str(tmp_path / "b"), REPO, f["etag"]) + w.INCOMPLETE)

@@ -278,7 +278,7 @@ def staged(rev, digest="sha256:1"):
 
 def test_the_record_moves_current_to_previous_only_on_a_new_revision():
     one = weights.record_after(None, staged("1" * 40))
-    assert one == {"current": staged("1" * 40), "previous": None, "history": ["1" * 40]}
+    assert one == {"current": staged("1" * 40), "previous": None, "history": ["1" * 40], "failed": []}
     two = weights.record_after(one, staged("2" * 40))
     assert two["current"]["revision"] == "2" * 40 and two["previous"] == staged("1" * 40)
     again = weights.record_after(two, dict(staged("2" * 40), verified_at="later"))
@@ -288,6 +288,34 @@ def test_the_record_moves_current_to_previous_only_on_a_new_revision():
     assert weights.is_current(back, REPO, "1" * 40, "sha256:1")
     assert not weights.is_current(back, REPO, "1" * 40, "sha256:2")
     assert not weights.is_current(None, REPO, "1" * 40, "sha256:1")
+
+
+def test_a_rollback_makes_the_previous_revision_current_and_the_one_left_failed():
+    one, two = "1" * 40, "2" * 40
+    moved = weights.record_after(weights.record_after(None, staged(one)), staged(two, "sha256:2"))
+    back = weights.record_after_rollback(moved, failed_revision=two, back_to=one)
+    assert back["current"] == staged(one) and back["previous"] is None
+    assert back["failed"] == [two] and back["history"] == [one, two]  # two stays on disk until pruned
+    # a re-run of the same rollback changes nothing; one that does not match the record changes nothing
+    assert weights.record_after_rollback(back, two, one) == back
+    assert weights.record_after_rollback(moved, failed_revision=two, back_to="3" * 40) == moved
+    # a node that never moved (the upgrade failed on another node first) only learns the revision failed
+    assert weights.record_after_rollback(weights.record_after(None, staged(one)), two, one)["failed"] == [two]
+
+
+def test_a_failed_revision_is_refused_with_the_fix_until_retried_on_purpose():
+    one, two = "1" * 40, "2" * 40
+    back = weights.record_after_rollback(
+        weights.record_after(weights.record_after(None, staged(one)), staged(two)), two, one)
+    why = weights.failed_refusal(back, REPO, two, allow_failed=False)
+    assert two in why and "rolled back" in why and one in why and "vllm_model_retry_failed=true" in why
+    assert "vllm_model_revision" in why
+    assert weights.failed_refusal(back, REPO, two, allow_failed=True) == ""
+    assert weights.failed_refusal(back, REPO, one, allow_failed=False) == ""
+    assert weights.failed_refusal(None, REPO, two, allow_failed=False) == ""
+    # staged again on purpose, it is no longer known to fail
+    retried = weights.record_after(back, staged(two))
+    assert retried["failed"] == [] and weights.failed_refusal(retried, REPO, two, allow_failed=False) == ""
 
 
 def test_prune_keeps_the_most_recent_and_never_current_or_previous():
@@ -323,3 +351,13 @@ def test_prune_removes_old_snapshots_and_only_their_own_blobs(tmp_path):
     for rev in ("b" * 40, "c" * 40):
         files = dict(shared, **{"w.safetensors": (b"prev" if rev[0] == "b" else b"cur", True)})
         assert weights.plan_fetch(str(tmp_path), manifest(files, rev), "full")["fetch"] == []
+
+
+def test_writeback_is_started_through_the_kernel_without_waiting(tmp_path):
+    from ansible_collections.inferops.vllm.plugins.module_utils import weights_fetch
+    assert weights_fetch._SYNC_FILE_RANGE is not None  # Linux glibc, as on every node
+    with open(tmp_path / "blob", "wb") as out:
+        out.write(b"x" * (1 << 20))
+        out.flush()
+        weights_fetch.start_writeback(out.fileno(), 0, 1 << 20)
+    assert (tmp_path / "blob").stat().st_size == 1 << 20
