@@ -4,7 +4,8 @@
 """The rollout report: what an upgrade or rolling restart did to every cluster.
 
 Each step the vllm_rollout role ran on a cluster (upgrade, restart or rollback)
-is one record: {cluster, step, ok, image, seconds, reason, smoke_report}.
+is one record: {cluster, step, ok, image, revision, seconds, reason, smoke_report}; revision is the
+weights' commit the step served ("" where the cluster downloads from the Hub at start).
 """
 
 from __future__ import annotations
@@ -42,8 +43,15 @@ def summary(rows: List[Dict[str, Any]], action: str, ok: bool) -> str:
     text = "%s stopped at cluster %s: %s" % (action, failed["name"], first["reason"])
     last = failed["steps"][-1]
     if failed["outcome"] == "rolled back":
-        text += ". It was rolled back to %s and serves again (quick smoke passed): set vllm_image back to that " \
-                "digest in the inventory, or fix the new image, before site.yml or upgrade.yml runs again" % last["image"]
+        moved = [step for step in failed["steps"] if step["step"] != "rollback"]
+        revision_moved = bool(moved) and bool(last.get("revision")) and moved[0].get("revision") != last.get("revision")
+        if revision_moved:
+            text += ". It was rolled back to %s with the weights at %s and serves again (quick smoke passed): set " \
+                    "vllm_image and vllm_model_revision back to those in the inventory, or fix the new image or " \
+                    "revision, before site.yml or upgrade.yml runs again" % (last["image"], last["revision"])
+        else:
+            text += ". It was rolled back to %s and serves again (quick smoke passed): set vllm_image back to that " \
+                    "digest in the inventory, or fix the new image, before site.yml or upgrade.yml runs again" % last["image"]
     elif failed["outcome"] == "rollback failed":
         text += ". The rollback to %s failed too (%s): the cluster does not serve" % (last["image"], last["reason"])
     untouched = [row["name"] for row in rows if row["outcome"] == "not attempted"]
@@ -54,12 +62,13 @@ def summary(rows: List[Dict[str, Any]], action: str, ok: bool) -> str:
 
 def markdown(rows: List[Dict[str, Any]], action: str, ok: bool) -> str:
     lines = ["# Rollout (%s): %s" % (action, "every cluster took it" if ok else "STOPPED"), "",
-             "| cluster | outcome | step | ok | seconds | image | detail |", "|---|---|---|---|---|---|---|"]
+             "| cluster | outcome | step | ok | seconds | image | revision | detail |", "|---|---|---|---|---|---|---|---|"]
     for row in rows:
         for step in row["steps"] or [{"step": "-", "ok": "-", "seconds": "-", "image": "-", "reason": ""}]:
             detail = str(step.get("reason") or "").replace("|", "\\|").replace("\n", " ")
-            lines.append("| %s | %s | %s | %s | %s | `%s` | %s |" % (
-                row["name"], row["outcome"], step["step"], step["ok"], step["seconds"], step["image"], detail[:300]))
+            lines.append("| %s | %s | %s | %s | %s | `%s` | %s | %s |" % (
+                row["name"], row["outcome"], step["step"], step["ok"], step["seconds"], step["image"],
+                step.get("revision") or "-", detail[:300]))
     if not ok:
         lines += ["", summary(rows, action, ok)]
     return "\n".join(lines) + "\n"

@@ -387,7 +387,8 @@ def fs_problem(path: str, mount: Tuple[str, str, bool]) -> str:
 def record_after(record: Optional[Dict[str, Any]], current: Dict[str, Any]) -> Dict[str, Any]:
     """The record once current {repo, revision, manifest, bytes, files, verified_at} is staged: moving to
     another revision pushes the old current to previous; the same revision keeps previous.
-    history lists revisions most recent first, for pruning."""
+    history lists revisions most recent first, for pruning; failed, the revisions a rollout rolled
+    back here (one staged again on purpose is no longer known to fail)."""
     record = record or {}
     old = record.get("current")
     same = bool(old) and (old.get("repo"), old.get("revision")) == (current["repo"], current["revision"])
@@ -395,7 +396,39 @@ def record_after(record: Optional[Dict[str, Any]], current: Dict[str, Any]) -> D
     history = [current["revision"]] + [r for r in record.get("history") or [] if r != current["revision"]]
     if old and old.get("revision") not in history:
         history.insert(1, old["revision"])
-    return {"current": current, "previous": previous, "history": history}
+    failed = [r for r in record.get("failed") or [] if r != current["revision"]]
+    return {"current": current, "previous": previous, "history": history, "failed": failed}
+
+
+def record_after_rollback(record: Optional[Dict[str, Any]], failed_revision: str, back_to: str
+                          ) -> Dict[str, Any]:
+    """The record once a rollout took the node from failed_revision back to back_to (its previous,
+    still on disk): back_to is current again, failed_revision is failed, nothing older is known to
+    roll back to. Unchanged unless the record is at failed_revision with back_to before it, or
+    already rolled back (a re-run)."""
+    record = dict(record or {})
+    cur, prev = record.get("current") or {}, record.get("previous") or {}
+    failed = list(record.get("failed") or [])
+    if cur.get("revision") == failed_revision and prev.get("revision") == back_to:
+        history = [back_to] + [r for r in record.get("history") or [] if r != back_to]
+        record = {"current": prev, "previous": None, "history": history, "failed": failed}
+    elif cur.get("revision") != back_to:
+        return record
+    if failed_revision not in record.get("failed", []):
+        record["failed"] = failed + [failed_revision]
+    return record
+
+
+def failed_refusal(record: Optional[Dict[str, Any]], repo: str, revision: str, allow_failed: bool) -> str:
+    """Why this node must not move to revision (one a rollout rolled back here), or ""."""
+    record = record or {}
+    cur = record.get("current") or {}
+    if allow_failed or revision not in (record.get("failed") or []) or cur.get("revision") == revision:
+        return ""
+    return ("vllm_model_revision %s of %s was rolled back on this node by an upgrade that failed with it "
+            "(its model record lists it as failed; the rollout report in reports/rollout says why). Set "
+            "vllm_model_revision back to the revision the node serves (%s), or set vllm_model_retry_failed=true "
+            "to try this revision again" % (revision, repo, cur.get("revision") or "none recorded"))
 
 
 def is_current(record: Optional[Dict[str, Any]], repo: str, revision: str, digest: str) -> bool:

@@ -30,8 +30,11 @@ options:
       - V(verified) is for a cache that another party fills (a shared filesystem), without a registry. It checks
           that the snapshot exists, every link resolves and no blob is partial (and with O(verify=full) that each
           blob hashes to its name). It fails with every problem found.
+      - V(rolled_back) rewrites only O(record), after a rollout took the node from O(revision) back to
+          O(rolled_back_to). That one is current again and O(revision) is listed as failed, so that O(state=check)
+          and O(state=present) refuse it unless O(retry_failed). No registry.
     type: str
-    choices: [check, present, verified]
+    choices: [check, present, verified, rolled_back]
     default: present
   registry:
     description: Site registry base URL, for example C(http://store1:5000). Empty for O(state=verified).
@@ -85,14 +88,22 @@ options:
     description: The manifest digest (C(sha256:...)) the artifact must have; it pins the whole file set.
     type: str
     default: ""
+  retry_failed:
+    description: Stage a revision that the record lists as failed (a rollout rolled it back on this node).
+    type: bool
+    default: false
+  rolled_back_to:
+    description: With O(state=rolled_back), the revision the node serves again (the record's previous).
+    type: str
+    default: ""
 extends_documentation_fragment:
   - inferops.vllm.attributes
   - inferops.vllm.attributes.check_mode
   - inferops.vllm.attributes.posix
 attributes:
   check_mode:
-    details: O(state=present) reports what it would fetch, link and prune, without writing. The other states only
-      read.
+    details: O(state=present) reports what it would fetch, link and prune, and O(state=rolled_back) the record it
+      would write, without writing. The other states only read.
   platform:
     details: A node that reaches the site registry (Python 3.9 or later).
 """
@@ -140,8 +151,8 @@ fstype:
   type: str
   returned: state check
 problems:
-  description: One line per problem (filesystem unfit, not enough space, artifact absent, a bad snapshot), each with
-    the path, the figures and the fix.
+  description: One line per problem (a revision rolled back here, filesystem unfit, not enough space, artifact
+    absent, a bad snapshot), each with the path, the figures and the fix.
   type: list
   elements: str
   returned: states check and verified
@@ -178,9 +189,9 @@ throughput_mbps:
   type: float
   returned: state present
 record:
-  description: The node's record after the run (C(current), C(previous), C(history)).
+  description: The node's record after the run (C(current), C(previous), C(history), C(failed)).
   type: dict
-  returned: state present
+  returned: states present and rolled_back
 files:
   description: Files in the snapshot.
   type: int
@@ -200,7 +211,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.registry_blobs impor
 
 def main():
     module = AnsibleModule(argument_spec={
-        "state": {"type": "str", "choices": ["check", "present", "verified"], "default": "present"},
+        "state": {"type": "str", "choices": ["check", "present", "verified", "rolled_back"], "default": "present"},
         "registry": {"type": "str", "default": ""},
         "repo": {"type": "str", "required": True},
         "revision": {"type": "str", "required": True},
@@ -213,11 +224,18 @@ def main():
         "timeout": {"type": "float", "default": 60},
         "retries": {"type": "int", "default": 3},
         "expected_digest": {"type": "str", "default": ""},
+        "retry_failed": {"type": "bool", "default": False},
+        "rolled_back_to": {"type": "str", "default": ""},
     }, supports_check_mode=True)
     p = module.params
     if not weights.SHA1.match(p["revision"]):
         module.fail_json(msg="revision %r is not a 40-hex commit" % p["revision"])
     what = "%s@%s in %s" % (p["repo"], p["revision"], p["cache_dir"])
+    if p["state"] == "rolled_back":
+        if not weights.SHA1.match(p["rolled_back_to"]):
+            module.fail_json(msg="rolled_back_to %r is not a 40-hex commit" % p["rolled_back_to"])
+        module.exit_json(**weights_fetch.rolled_back(p["record"], p["revision"], p["rolled_back_to"],
+                                                     dry_run=module.check_mode))
     if p["state"] == "verified":
         result = weights_fetch.verified(p["repo"], p["revision"], p["cache_dir"], p["record"], p["verify"])
         if result["problems"]:
@@ -229,11 +247,11 @@ def main():
     try:
         if p["state"] == "check":
             result = weights_fetch.check(reg, p["repo"], p["revision"], p["cache_dir"], p["record"], p["verify"],
-                                         p["margin_percent"], p["expected_digest"])
+                                         p["margin_percent"], p["expected_digest"], p["retry_failed"])
             module.exit_json(changed=False, **result)
         result = weights_fetch.present(reg, p["repo"], p["revision"], p["cache_dir"], p["record"], p["verify"],
                                        p["margin_percent"], p["keep_revisions"], p["concurrency"], p["retries"],
-                                       p["expected_digest"], dry_run=module.check_mode)
+                                       p["expected_digest"], dry_run=module.check_mode, retry_failed=p["retry_failed"])
     except (RegistryError, weights_fetch.FetchError, weights.WeightsError, OSError, ValueError, KeyError) as exc:
         module.fail_json(msg="staging %s failed: %s" % (what, exc))
     module.exit_json(**result)

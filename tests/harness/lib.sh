@@ -312,17 +312,20 @@ make_hub_venv() {
 }
 
 # One git repository per model the stand-in Hub serves, built from the tree's files with a fixed
-# author, committer and date, so the commit sha is the same everywhere. Exports the revisions.
+# author, committer and date, so the commit sha is the same everywhere. Exports the revisions:
+# INFEROPS_HUB_TINY_K3_REVISION (the one sites pin), then _2 and _3 (README changes, for upgrades).
 build_hub_repos() {
   local dest=$INFEROPS_CACHE/hub-repos/models/inferops/tiny-k3 stamp
   stamp=$(inputs_hash "$HARNESS_DIR/hub/build_repo.py" "$REPO_ROOT"/tests/models/k3/tiny-k3/*)
   if [[ ! -f $dest.stamp || $(head -n1 "$dest.stamp") != "$stamp" || ! -d $dest/.git ]]; then
     log "building the stand-in Hub repository inferops/tiny-k3"
-    local sha; sha=$(python3 "$HARNESS_DIR/hub/build_repo.py" "$REPO_ROOT/tests/models/k3/tiny-k3" "$dest")
-    printf '%s\n%s\n' "$stamp" "$sha" >"$dest.stamp"
+    local shas; shas=$(python3 "$HARNESS_DIR/hub/build_repo.py" "$REPO_ROOT/tests/models/k3/tiny-k3" "$dest")
+    printf '%s\n%s\n' "$stamp" "$shas" >"$dest.stamp"
   fi
   INFEROPS_HUB_TINY_K3_REVISION=$(sed -n 2p "$dest.stamp")
-  export INFEROPS_HUB_TINY_K3_REVISION
+  INFEROPS_HUB_TINY_K3_REVISION_2=$(sed -n 3p "$dest.stamp")
+  INFEROPS_HUB_TINY_K3_REVISION_3=$(sed -n 4p "$dest.stamp")
+  export INFEROPS_HUB_TINY_K3_REVISION INFEROPS_HUB_TINY_K3_REVISION_2 INFEROPS_HUB_TINY_K3_REVISION_3
 }
 
 hub_up() { curl -fsS -o /dev/null "http://127.0.0.1:$HUB_PORT/api/models/inferops/tiny-k3/revision/main" 2>/dev/null; }

@@ -1,5 +1,5 @@
-"""Day two on the lab: a rolling upgrade under load, an upgrade that must roll back,
-a rolling restart, a killed follower healed by the watchdog in each multi-node shape,
+"""Day two on the lab: a rolling upgrade under load (image and weights' revision), an upgrade that
+must roll back (both, from disk), a rolling restart, a killed follower healed by the watchdog in each multi-node shape,
 and a re-run of site.yml after a fault. Every check is on the resulting state (containers, digests,
 router workers, answers); the figures (latency, heal time, re-run vs serving time)
 go to a JSON file for docs/benchmarks.md.
@@ -34,6 +34,13 @@ RANKS = {"http://127.0.1.1:18300": 1, "http://127.0.1.3:18310": 2}   # data-para
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 STEPS = ["upgrade", "rollback", "restart", "heal", "rerun"]
 REPORTS = ""   # --reports/rollout
+# The Hub stand-in's commits of inferops/tiny-k3 (tests/harness/lib.sh build_hub_repos): the lab pins the
+# first; the upgrade moves to the second, the failed upgrade tries the third. Weights: every revision shares
+# the same blobs (only a README changes), so a move fetches a few bytes.
+REVISIONS = [os.environ.get("INFEROPS_HUB_TINY_K3_REVISION" + suffix, "") for suffix in ("", "_2", "_3")]
+SERVED = {"revision": REVISIONS[0]}   # what the lab's inventory names; the upgrade moves it
+RECORD = "/var/lib/inferops-vllm/model.json"
+SNAPSHOTS = "/srv/models/huggingface/hub/models--inferops--tiny-k3/snapshots"
 
 
 def log(msg: str) -> None:
@@ -128,6 +135,22 @@ def play(playbook: str, *extra: str, log_name: str) -> tuple[int, float, str]:
     return out.returncode, seconds, out.stdout
 
 
+def weights_args() -> list[str]:
+    return ["-e", "vllm_model_revision=" + SERVED["revision"]]
+
+
+def revision_of(node: str) -> str:
+    """The weights' commit in the config file the node's vLLM runs with (its argv is --config FILE)."""
+    for line in docker(node, "cat", "/etc/inferops-vllm/vllm.yaml").splitlines():
+        if line.startswith("revision:"):
+            return line.split(":", 1)[1].strip().strip('"')
+    return ""
+
+
+def model_record(node: str) -> dict:
+    return json.loads(docker(node, "cat", RECORD))
+
+
 def router_workers() -> list[str]:
     status, body = http(ROUTER + "/list_workers")
     check(status == 200 and isinstance(body, dict), "router /list_workers answered %s %s" % (status, body))
@@ -167,16 +190,25 @@ def step_upgrade(variant: str, figures: dict) -> None:
     client.thread.start()
     time.sleep(20)
     begin = time.time()
-    rc, seconds, _out = play("upgrade.yml", "-e", "vllm_image=" + variant, "-e", "vllm_rollout_report_dir=" + REPORTS,
-                             log_name="day2-upgrade.log")
+    before, revision = SERVED["revision"], REVISIONS[1]
+    rc, seconds, _out = play("upgrade.yml", "-e", "vllm_image=" + variant, "-e", "vllm_model_revision=" + revision,
+                             "-e", "vllm_rollout_report_dir=" + REPORTS, log_name="day2-upgrade.log")
     end = time.time()
     time.sleep(5)
     client.stop.set()
     client.thread.join()
     check(rc == 0, "upgrade.yml failed (rc=%d)" % rc)
+    SERVED["revision"] = revision
     for endpoint, nodes in CLUSTERS.values():
         for node in nodes:
             check(image_of(node) == variant, "%s runs %s after the upgrade, not %s" % (node, image_of(node), variant))
+            check(revision_of(node) == revision, "%s serves revision %s after the upgrade, not %s"
+                  % (node, revision_of(node), revision))
+            record = model_record(node)
+            check(record["current"]["revision"] == revision and record["previous"]["revision"] == before,
+                  "%s's model record after the upgrade: %s" % (node, record))
+            # the revision before stays on disk, for an instant rollback
+            docker(node, "test", "-d", "%s/%s" % (SNAPSHOTS, before))
         check(serves(endpoint), "%s does not serve after the upgrade" % endpoint)
     check(router_workers() == sorted(e for e, _nodes in CLUSTERS.values()), "the router lost a replica in the upgrade")
     report = json.loads((Path(REPORTS) / "rollout.json").read_text())
@@ -189,9 +221,10 @@ def step_upgrade(variant: str, figures: dict) -> None:
 
 
 def step_rollback(variant: str, broken: str, figures: dict) -> None:
-    log("upgrade to a digest whose vLLM cannot start (%s): must roll back and stop" % broken)
-    rc, seconds, _out = play("upgrade.yml", "-e", "vllm_image=" + broken, "-e", "vllm_rollout_report_dir=" + REPORTS,
-                             log_name="day2-rollback.log")
+    log("upgrade to a digest whose vLLM cannot start (%s) and a new revision: must roll both back and stop" % broken)
+    served, revision = SERVED["revision"], REVISIONS[2]
+    rc, seconds, _out = play("upgrade.yml", "-e", "vllm_image=" + broken, "-e", "vllm_model_revision=" + revision,
+                             "-e", "vllm_rollout_report_dir=" + REPORTS, log_name="day2-rollback.log")
     check(rc != 0, "upgrade.yml to a broken image reported success")
     report = json.loads((Path(REPORTS) / "rollout.json").read_text())
     outcomes = {c["name"]: c["outcome"] for c in report["clusters"]}
@@ -199,6 +232,8 @@ def step_rollback(variant: str, broken: str, figures: dict) -> None:
     for endpoint, nodes in CLUSTERS.values():
         for node in nodes:
             check(image_of(node) == variant, "%s runs %s after the rollback, not %s" % (node, image_of(node), variant))
+            check(revision_of(node) == served, "%s serves revision %s after the rollback, not %s"
+                  % (node, revision_of(node), served))
         check(serves(endpoint), "%s does not serve after the rollback" % endpoint)
     check(router_workers() == sorted(e for e, _nodes in CLUSTERS.values()), "the rolled-back replica is not back behind the router")
     # every node (rolled back, or never reached) records the digest it runs and the one that failed
@@ -206,23 +241,32 @@ def step_rollback(variant: str, broken: str, figures: dict) -> None:
         record = json.loads(docker(node, "cat", "/var/lib/inferops-vllm/image.json"))
         check(record["current"] == variant and broken in record["failed"] and not record["previous"],
               "%s's image record after the rollback: %s" % (node, record))
+        weights = model_record(node)
+        check(weights["current"]["revision"] == served and weights["failed"] == [revision] and not weights["previous"],
+              "%s's model record after the rollback: %s" % (node, weights))
     figures["rollback"] = {"seconds": round(seconds), "summary": report["summary"]}
     log("rollback: %.0f s: %s" % (seconds, report["summary"]))
     # the same digest again is refused before any cluster stops, with the fix
-    rc, _seconds, out = play("upgrade.yml", "-e", "vllm_image=" + broken, "-e", "vllm_rollout_report_dir=" + REPORTS,
-                             log_name="day2-refused.log")
+    rc, _seconds, out = play("upgrade.yml", "-e", "vllm_image=" + broken, *weights_args(), "-e",
+                             "vllm_rollout_report_dir=" + REPORTS, log_name="day2-refused.log")
     check(rc != 0 and "was rolled back on lab-node1" in out and "vllm_image_retry_failed=true" in out,
           "upgrade.yml to the digest that was just rolled back was not refused with the fix (rc=%d)" % rc)
+    # and so is the revision, on the image that serves
+    rc, _seconds, out = play("upgrade.yml", "-e", "vllm_image=" + variant, "-e", "vllm_model_revision=" + revision,
+                             "-e", "vllm_rollout_report_dir=" + REPORTS, log_name="day2-refused-revision.log")
+    check(rc != 0 and "was rolled back on this node" in out and "vllm_model_retry_failed=true" in out,
+          "upgrade.yml to the revision that was just rolled back was not refused with the fix (rc=%d)" % rc)
     for endpoint, nodes in CLUSTERS.values():
-        check(all(image_of(node) == variant for node in nodes) and serves(endpoint), "the refused upgrade touched %s" % endpoint)
+        check(all(image_of(node) == variant and revision_of(node) == served for node in nodes) and serves(endpoint),
+              "a refused upgrade touched %s" % endpoint)
 
 
 def step_restart(variant: str, figures: dict) -> None:
     log("rolling restart of one cluster (--limit lab,vllm_routers): drained, restarted in order, put back")
     endpoint, nodes = CLUSTERS["lab"]
     before = {node: container(node)["State"]["StartedAt"] for node in nodes}
-    rc, seconds, _out = play("rolling_restart.yml", "--limit", "lab,vllm_routers", "-e", "vllm_rollout_report_dir=" + REPORTS,
-                             log_name="day2-restart.log")
+    rc, seconds, _out = play("rolling_restart.yml", "--limit", "lab,vllm_routers", *weights_args(),
+                             "-e", "vllm_rollout_report_dir=" + REPORTS, log_name="day2-restart.log")
     check(rc == 0, "rolling_restart.yml failed (rc=%d)" % rc)
     after = {node: container(node)["State"]["StartedAt"] for node in nodes}
     check(all(before[n] != after[n] for n in nodes), "not every node of lab restarted: %s -> %s" % (before, after))
@@ -302,7 +346,8 @@ def step_rerun(variant: str, figures: dict) -> None:
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     # the digest the lab runs since the upgrade: the fault is the only change
-    rc, seconds, _out = play("site.yml", "--skip-tags", "smoke", "-e", "vllm_image=" + variant, log_name="day2-rerun.log")
+    rc, seconds, _out = play("site.yml", "--skip-tags", "smoke", "-e", "vllm_image=" + variant, *weights_args(),
+                             log_name="day2-rerun.log")
     serving_at_return = serves(endpoint)
     watcher.join(timeout=1200)
     figures["rerun"] = {"site_yml_returned_s": round(seconds), "cluster_served_s": round(first_served[0]) if first_served else None,
@@ -320,6 +365,7 @@ def main() -> None:
     parser.add_argument("--reports", required=True)
     parser.add_argument("--only", nargs="*", choices=STEPS, default=STEPS)
     args = parser.parse_args()
+    check(all(REVISIONS), "INFEROPS_HUB_TINY_K3_REVISION, _2 and _3 are not all set (tests/harness/lib.sh build_hub_repos)")
     global REPORTS
     REPORTS = str(Path(args.reports) / "rollout")
     figures: dict = {"machine": {"cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d")}}

@@ -21,7 +21,19 @@ def test_a_failed_upgrade_is_rolled_back_and_stops_the_rollout():
     assert report["summary"].startswith("upgrade stopped at cluster a: lab-node1: container vllm restarted (exit code 1)")
     assert "rolled back to r/vllm@sha256:old and serves again" in report["summary"]
     assert report["summary"].endswith("Not attempted: b")
-    assert "| a | rolled back | rollback | True | 61.0 | `r/vllm@sha256:old` |" in report["markdown"]
+    assert "| a | rolled back | rollback | True | 61.0 | `r/vllm@sha256:old` | - |" in report["markdown"]
+
+
+def test_a_rollback_that_also_took_the_weights_back_names_both_fixes():
+    steps = [dict(step("a", "upgrade", False, reason="quick smoke FAILED"), revision="2" * 40),
+             dict(step("a", "rollback", True, image="r/vllm@sha256:old"), revision="1" * 40)]
+    report = rollout.build(steps, ["a"], "upgrade")
+    assert "rolled back to r/vllm@sha256:old with the weights at %s" % ("1" * 40) in report["summary"]
+    assert "vllm_model_revision" in report["summary"]
+    assert "| a | rolled back | rollback | True | 61.0 | `r/vllm@sha256:old` | %s |" % ("1" * 40) in report["markdown"]
+    # the same revision on both steps: only the image moved
+    same = [dict(s, revision="1" * 40) for s in steps]
+    assert "vllm_model_revision" not in rollout.build(same, ["a"], "upgrade")["summary"]
 
 
 def test_a_failed_rollback_says_the_cluster_does_not_serve():

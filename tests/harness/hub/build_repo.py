@@ -2,7 +2,10 @@
 directory, *.safetensors as LFS (a pointer in git, the object under .git/lfs/objects, as git-lfs
 leaves it), a fixed author, committer and date so the commit sha is the same on every machine.
 
-usage: build_repo.py SRC_DIR DEST_REPO   prints the commit sha
+Two later commits change only a README (a new revision that shares every weight blob), so
+upgrades move a cluster between revisions: the first commit is the one sites pin.
+
+usage: build_repo.py SRC_DIR DEST_REPO   prints the three commit shas, oldest first, one per line
 """
 import hashlib
 import os
@@ -45,8 +48,15 @@ def build(src, dest):
             fh.write(data)
     git(dest, "add", "-A")
     git(dest, "commit", "-q", "--no-gpg-sign", "-m", "tiny model for the inferops.vllm tests")
-    return git(dest, "rev-parse", "HEAD")
+    shas = [git(dest, "rev-parse", "HEAD")]
+    for n in (2, 3):
+        with open(os.path.join(dest, "README.md"), "w") as fh:
+            fh.write("# inferops/tiny-k3\n\nRevision %d of the tiny K3-format test model: the weights are unchanged.\n" % n)
+        git(dest, "add", "README.md")
+        git(dest, "commit", "-q", "--no-gpg-sign", "-m", "revision %d: README only" % n)
+        shas.append(git(dest, "rev-parse", "HEAD"))
+    return shas
 
 
 if __name__ == "__main__":
-    print(build(sys.argv[1], sys.argv[2]))
+    print("\n".join(build(sys.argv[1], sys.argv[2])))
