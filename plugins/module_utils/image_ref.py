@@ -8,10 +8,12 @@ from __future__ import annotations
 import re
 from typing import Dict, Optional, Tuple
 
-# repo@sha256:<64 hex>: a tag can move under a running cluster
-DIGEST_PINNED = re.compile(r"^[a-z0-9][a-z0-9._:/-]*@sha256:[0-9a-f]{64}$")
-_HEX = frozenset("0123456789abcdef")
 DIGEST_HEX_LENGTH = 64
+# a content digest as registries and OCI name it (image and weights manifests alike)
+DIGEST = re.compile(r"^sha256:[0-9a-f]{%d}$" % DIGEST_HEX_LENGTH)
+# repo@sha256:<64 hex>: a tag can move under a running cluster
+DIGEST_PINNED = re.compile(r"^[a-z0-9][a-z0-9._:/-]*@" + DIGEST.pattern[1:])
+_HEX = frozenset("0123456789abcdef")
 # vLLM publishes ROCm builds as vllm/vllm-openai-rocm and CUDA builds as vllm/vllm-openai
 # (shared/reference/vllm-launch.md section 8): by that convention a repository whose name
 # contains this is a ROCm build and any other a CUDA build.
@@ -47,7 +49,7 @@ def pin_problem(ref: Optional[str]) -> Optional[Tuple[str, str]]:
     if not at:
         return ("is not pinned by digest (a tag can move under a running cluster)",
                 "set it to repo@sha256:<digest>; %s" % _inspect_hint(name))
-    if not re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
+    if not DIGEST.match(digest):
         return ("has a malformed digest: expected sha256: and %d lowercase hex characters after @, %s"
                 % (DIGEST_HEX_LENGTH, _digest_found(digest)),
                 "copy the whole digest; %s" % _inspect_hint(name))

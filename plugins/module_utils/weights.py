@@ -18,6 +18,8 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.inferops.vllm.plugins.module_utils import image_ref
+
 SCHEMA = "inferops.vllm/model-manifest/v1"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 ARTIFACT_TYPE = "application/vnd.cncf.model.manifest.v1+json"
@@ -30,7 +32,7 @@ CHUNK = 1 << 20
 
 SHA1 = re.compile(r"^[0-9a-f]{40}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
-DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+DIGEST = image_ref.DIGEST
 REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 # A cache on these vanishes at reboot (tmpfs, ramfs), sits in a container's layer (overlay) or cannot be written.
 REFUSED_FS = {
@@ -319,7 +321,11 @@ def verify_snapshot(cache_root: str, repo: str, revision: str, full: bool = Fals
 # --- the node's filesystem ----------------------------------------------------------------------
 
 def _gb(n: float) -> str:
-    return "%.1f GB" % (n / 1e9)
+    """Decimal units a person reads at a glance: 1.8 MB (a test model), 130.0 GB, 1.5 TB (Kimi K3)."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= scale:
+            return "%.1f %s" % (n / scale, unit)
+    return "%d bytes" % n
 
 
 def space_problem(path: str, missing: int, total: int, free: int, margin_percent: float) -> str:

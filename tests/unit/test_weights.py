@@ -234,6 +234,10 @@ def test_free_space_counts_missing_bytes_plus_a_margin_of_the_model():
                     "but has 129.0 GB: free 1.0 GB there, or point the cache at a larger disk")
     # a complete cache needs no room beyond its margin
     assert weights.space_problem("/srv/m", 0, 600 * gb, 0, 5) == ""
+    # each figure in the unit that shows it: a tiny model is not "0.0 GB", Kimi K3 reads in TB
+    small = weights.space_problem("/srv/m", 1_839_953, 1_839_953, 1_000_000, 5)
+    assert "needs 1.9 MB free (1.8 MB still to fetch" in small and "but has 1.0 MB: free 932.0 kB there" in small
+    assert "the 1.5 TB model" in weights.space_problem("/srv/m", 1_500 * gb, 1_500 * gb, 10 * gb, 5)
 
 
 MOUNTINFO = """\
