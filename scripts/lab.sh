@@ -63,7 +63,8 @@ case $ACTION in
     timed molecule create -s lab
     timed molecule prepare -s lab
     REPORTS=${INFEROPS_LAB_REPORTS:-$REPO_ROOT/reports}
-    timed ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke
+    # with each task's time, to see where a first rollout spends it
+    ANSIBLE_CALLBACKS_ENABLED=ansible.posix.profile_tasks timed ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke
     # the smoke play on its own, so its wall time shows (goal: under 3 minutes on this machine)
     smoke_start=$SECONDS
     timed ansible-playbook -i inventories/lab playbooks/site.yml --tags smoke -e "smoke_test_reports_root=$REPORTS"

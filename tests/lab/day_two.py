@@ -223,8 +223,8 @@ def step_upgrade(variant: str, figures: dict) -> None:
 def step_rollback(variant: str, broken: str, figures: dict) -> None:
     log("upgrade to a digest whose vLLM cannot start (%s) and a new revision: must roll both back and stop" % broken)
     served, revision = SERVED["revision"], REVISIONS[2]
-    rc, seconds, _out = play("upgrade.yml", "-e", "vllm_image=" + broken, "-e", "vllm_model_revision=" + revision,
-                             "-e", "vllm_rollout_report_dir=" + REPORTS, log_name="day2-rollback.log")
+    rc, seconds, out = play("upgrade.yml", "-e", "vllm_image=" + broken, "-e", "vllm_model_revision=" + revision,
+                            "-e", "vllm_rollout_report_dir=" + REPORTS, log_name="day2-rollback.log")
     check(rc != 0, "upgrade.yml to a broken image reported success")
     report = json.loads((Path(REPORTS) / "rollout.json").read_text())
     outcomes = {c["name"]: c["outcome"] for c in report["clusters"]}
@@ -244,6 +244,11 @@ def step_rollback(variant: str, broken: str, figures: dict) -> None:
         weights = model_record(node)
         check(weights["current"]["revision"] == served and weights["failed"] == [revision] and not weights["previous"],
               "%s's model record after the rollback: %s" % (node, weights))
+    # the image accepted the launch that the cluster went back to during the upgrade: no second check
+    # (vllm_serve's launch-checks.json); only the broken digest's launch was checked
+    checks = sum(1 for line in out.splitlines()
+                 if "vllm_serve/tasks/check.yml for " in line and "lab-node1" in line.split(" for ", 1)[1].split(", "))
+    check(checks == 1, "the rollback checked lab-node1's launch again (%d checks in this run)" % checks)
     figures["rollback"] = {"seconds": round(seconds), "summary": report["summary"]}
     log("rollback: %.0f s: %s" % (seconds, report["summary"]))
     # the same digest again is refused before any cluster stops, with the fix
