@@ -414,14 +414,13 @@ def record_after_rollback(record: Optional[Dict[str, Any]], failed_revision: str
     already rolled back (a re-run)."""
     record = dict(record or {})
     cur, prev = record.get("current") or {}, record.get("previous") or {}
-    failed = list(record.get("failed") or [])
     if cur.get("revision") == failed_revision and prev.get("revision") == back_to:
-        history = [back_to] + [r for r in record.get("history") or [] if r != back_to]
-        record = {"current": prev, "previous": None, "history": history, "failed": failed}
+        record.update(current=prev, previous=None,
+                      history=[back_to] + [r for r in record.get("history") or [] if r != back_to])
     elif cur.get("revision") != back_to:
         return record
-    if failed_revision not in record.get("failed", []):
-        record["failed"] = failed + [failed_revision]
+    failed = list(record.get("failed") or [])
+    record["failed"] = failed if failed_revision in failed else failed + [failed_revision]
     return record
 
 

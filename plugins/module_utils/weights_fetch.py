@@ -307,21 +307,20 @@ def check(reg: BoundedRegistry, repo: str, revision: str, cache_root: str, recor
     """Read-only: what this node lacks, whether it fits, and whether its record is current."""
     record = read_record(record_path)
     facts = fs_facts(cache_root)
-    refusal = w.failed_refusal(record, repo, revision, retry_failed)
+    refused = [r for r in (w.failed_refusal(record, repo, revision, retry_failed),) if r]
     out: Dict[str, Any] = {"free_bytes": facts["free_bytes"], "fstype": facts["fstype"], "mount": facts["mount"],
                            "record_current": (record or {}).get("current"), "up_to_date": False}
     found = read_artifact(reg, repo, revision, expected_digest)
     if found is None:
         return dict(out, digest="", missing_files=None, missing_bytes=None, links_missing=None,
-                    problems=[p for p in (refusal, "the site registry %s has no %s:%s yet: run the store step first"
-                                          % (reg.base, w.registry_repository(repo), revision)) if p])
+                    problems=refused + ["the site registry %s has no %s:%s yet: run the store step first"
+                                        % (reg.base, w.registry_repository(repo), revision)])
     manifest, digest = found
     plan = w.plan_fetch(cache_root, manifest, verify)
     complete = not (plan["fetch"] or plan["link"] or plan["remove"])
     return dict(out, digest=digest, missing_files=_missing_files(plan), missing_bytes=plan["missing_bytes"],
                 links_missing=len(plan["link"]), total_bytes=w.total_bytes(manifest),
-                problems=([refusal] if refusal else []) + problems_for(cache_root, manifest, plan["missing_bytes"],
-                                                                       margin, facts),
+                problems=refused + problems_for(cache_root, manifest, plan["missing_bytes"], margin, facts),
                 up_to_date=complete and w.is_current(record, repo, revision, digest))
 
 
@@ -343,7 +342,8 @@ def present(reg: BoundedRegistry, repo: str, revision: str, cache_root: str, rec
             expected_digest: str = "", dry_run: bool = False, retry_failed: bool = False) -> Dict[str, Any]:
     """Make the cache hold repo@revision, verified, and the record say so. dry_run reports only."""
     started = time.monotonic()
-    refusal = w.failed_refusal(read_record(record_path), repo, revision, retry_failed)
+    record = read_record(record_path)
+    refusal = w.failed_refusal(record, repo, revision, retry_failed)
     if refusal:
         raise FetchError(refusal)
     found = read_artifact(reg, repo, revision, expected_digest)
@@ -356,7 +356,6 @@ def present(reg: BoundedRegistry, repo: str, revision: str, cache_root: str, rec
     problems = problems_for(cache_root, manifest, plan["missing_bytes"], margin, facts)
     if problems:
         raise FetchError("; ".join(problems))
-    record = read_record(record_path)
     entry = {"repo": repo, "revision": revision, "manifest": digest, "bytes": w.total_bytes(manifest),
              "files": len(manifest["files"]), "verified_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     record_changes = not w.is_current(record, repo, revision, digest)
