@@ -44,14 +44,11 @@ def summary(rows: List[Dict[str, Any]], action: str, ok: bool) -> str:
     last = failed["steps"][-1]
     if failed["outcome"] == "rolled back":
         moved = [step for step in failed["steps"] if step["step"] != "rollback"]
-        revision_moved = bool(moved) and bool(last.get("revision")) and moved[0].get("revision") != last.get("revision")
-        if revision_moved:
-            text += ". It was rolled back to %s with the weights at %s and serves again (quick smoke passed): set " \
-                    "vllm_image and vllm_model_revision back to those in the inventory, or fix the new image or " \
-                    "revision, before site.yml or upgrade.yml runs again" % (last["image"], last["revision"])
-        else:
-            text += ". It was rolled back to %s and serves again (quick smoke passed): set vllm_image back to that " \
-                    "digest in the inventory, or fix the new image, before site.yml or upgrade.yml runs again" % last["image"]
+        weights = bool(moved) and bool(last.get("revision")) and moved[0].get("revision") != last.get("revision")
+        where, back, new = ((" with the weights at %s" % last["revision"], "vllm_image and vllm_model_revision back to "
+                             "those", "image or revision") if weights else ("", "vllm_image back to that digest", "image"))
+        text += ". It was rolled back to %s%s and serves again (quick smoke passed): set %s in the inventory, or fix " \
+                "the new %s, before site.yml or upgrade.yml runs again" % (last["image"], where, back, new)
     elif failed["outcome"] == "rollback failed":
         text += ". The rollback to %s failed too (%s): the cluster does not serve" % (last["image"], last["reason"])
     untouched = [row["name"] for row in rows if row["outcome"] == "not attempted"]

@@ -202,8 +202,8 @@ def step_upgrade(variant: str, figures: dict) -> None:
     for endpoint, nodes in CLUSTERS.values():
         for node in nodes:
             check(image_of(node) == variant, "%s runs %s after the upgrade, not %s" % (node, image_of(node), variant))
-            check(revision_of(node) == revision, "%s serves revision %s after the upgrade, not %s"
-                  % (node, revision_of(node), revision))
+            serving = revision_of(node)
+            check(serving == revision, "%s serves revision %s after the upgrade, not %s" % (node, serving, revision))
             record = model_record(node)
             check(record["current"]["revision"] == revision and record["previous"]["revision"] == before,
                   "%s's model record after the upgrade: %s" % (node, record))
@@ -232,8 +232,8 @@ def step_rollback(variant: str, broken: str, figures: dict) -> None:
     for endpoint, nodes in CLUSTERS.values():
         for node in nodes:
             check(image_of(node) == variant, "%s runs %s after the rollback, not %s" % (node, image_of(node), variant))
-            check(revision_of(node) == served, "%s serves revision %s after the rollback, not %s"
-                  % (node, revision_of(node), served))
+            serving = revision_of(node)
+            check(serving == served, "%s serves revision %s after the rollback, not %s" % (node, serving, served))
         check(serves(endpoint), "%s does not serve after the rollback" % endpoint)
     check(router_workers() == sorted(e for e, _nodes in CLUSTERS.values()), "the rolled-back replica is not back behind the router")
     # every node (rolled back, or never reached) records the digest it runs and the one that failed
