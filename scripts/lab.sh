@@ -70,6 +70,9 @@ case $ACTION in
     timed ansible-playbook -i inventories/lab playbooks/site.yml --tags smoke -e "smoke_test_reports_root=$REPORTS"
     log "smoke play: $((SECONDS - smoke_start)) s; reports: $REPORTS/{lab,lab_dp,router-lab-node1}/smoke.md"
     cat "$REPORTS/lab/smoke.md" "$REPORTS/lab_dp/smoke.md" "$REPORTS/router-lab-node1/smoke.md"
+    # the lab's Prometheus (lab-node1): each target up or down; the test needs every one up
+    targets_args=(); [[ $ACTION == test ]] && targets_args=(--require-up)
+    python3 tests/lab/prometheus_targets.py "${targets_args[@]}"
     if [[ $ACTION == test ]]; then
       # every node's vLLM got its own address, and Ansible came in over SSH as ops
       python3 tests/lab/addresses.py

@@ -1,0 +1,59 @@
+"""The lab's Prometheus (role vllm_prometheus on lab-node1, 127.0.1.1:18490): every scrape target with its
+job, node and health, printed with the lab's output. With --require-up it waits (bounded) until every target
+of every job is up and fails naming the ones that are not.
+
+usage: prometheus_targets.py [--url URL] [--require-up] [--wait SECONDS]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import urllib.request
+
+URL = "http://127.0.1.1:18490"
+JOBS = ("inferops_vllm", "inferops_gpu", "inferops_node", "inferops_router")
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def targets(url: str) -> list[dict]:
+    with OPENER.open(url + "/api/v1/targets?state=active", timeout=10) as resp:
+        return json.loads(resp.read())["data"]["activeTargets"]
+
+
+def show(found: list[dict]) -> str:
+    rows = sorted((t["labels"].get("job", ""), t["labels"].get("node", "-"), t["labels"].get("instance", ""),
+                   t["health"], t.get("lastError") or "") for t in found)
+    return "\n".join("%-16s %-10s %-22s %-5s %s" % row for row in rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", default=URL)
+    parser.add_argument("--require-up", action="store_true")
+    parser.add_argument("--wait", type=float, default=90)
+    args = parser.parse_args()
+    deadline = time.monotonic() + (args.wait if args.require_up else 0)
+    while True:
+        try:
+            found = targets(args.url)
+        except OSError as exc:
+            found, error = [], str(exc)
+        else:
+            error = ""
+        down = [t for t in found if t["health"] != "up"]
+        if not args.require_up or (found and not down) or time.monotonic() >= deadline:
+            break
+        time.sleep(3)
+    print("Prometheus %s targets:\n%s" % (args.url, show(found) if found else "none (%s)" % error))
+    if args.require_up:
+        # the lab's CPU clusters have no GPU exporter; every other job must be there
+        missing = [job for job in JOBS if job != "inferops_gpu" and job not in {t["labels"]["job"] for t in found}]
+        if not found or down or missing:
+            sys.exit("prometheus targets FAILED: down %s, jobs without targets %s"
+                     % ([(t["labels"]["job"], t["labels"].get("node")) for t in down], missing))
+
+
+if __name__ == "__main__":
+    main()
