@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.vllm.plugins.module_utils import prometheus_server
+from ansible_collections.inferops.vllm.plugins.module_utils import prometheus_server as server
 
 DOCUMENTATION = r"""
 name: prometheus_server
@@ -83,11 +83,11 @@ def prometheus_server(settings, host_address, scrape_configs, rules_dir, interva
                       config_file="/etc/prometheus/prometheus.yml", storage_path="/var/lib/prometheus/metrics2/"):
     settings = dict(settings or {})
     try:
-        flags = prometheus_server.args(settings, host_address, config_file, storage_path)
-        data = prometheus_server.config(settings, host_address, scrape_configs, rules_dir, interval)
-        return {"defaults": prometheus_server.defaults_file(flags), "config": prometheus_server.config_file(data),
-                "listen": prometheus_server.listen(settings, host_address),
-                "local_url": prometheus_server.local_url(settings, host_address)}
+        flags = server.args(settings, host_address, config_file, storage_path)
+        data = server.config(settings, host_address, scrape_configs, rules_dir, interval)
+        return {"defaults": server.defaults_file(flags), "config": server.config_file(data),
+                "listen": server.listen(settings, host_address),
+                "local_url": server.local_url(settings, host_address)}
     except ValueError as err:
         raise AnsibleFilterError(str(err)) from None
 

@@ -149,7 +149,8 @@ def stack(tmp_path_factory):
                                    str(tmp / "vllm.log"))
         servers.append(vllm)
         plan = launches(vllm.port)
-        gpus = max(l["cluster"]["gpus_per_node"] for l in plan.values() if l["cluster"]["vendor"] == "nvidia")
+        gpus = max(launch["cluster"]["gpus_per_node"] for launch in plan.values()
+                   if launch["cluster"]["vendor"] == "nvidia")
         servers.append(gpu_standin(ports["gpu"], gpus))
 
         # the watchdog's file, as the node writes it for node_exporter's textfile collector
@@ -307,10 +308,10 @@ def test_every_target_is_up(stack):
         return targets if jobs >= {"inferops_vllm", "inferops_gpu", "inferops_node", "inferops_router"} and \
             all(t["health"] == "up" for t in targets) else None
     targets = wait_for("every target is up", all_up, 45)
-    labels = [t["labels"] for t in targets if t["labels"]["job"] == "inferops_vllm"]
+    heads = [t["labels"] for t in targets if t["labels"]["job"] == "inferops_vllm"]
     # the heads only (no headless follower), with the plan's labels and the site's
-    assert sorted(l["node"] for l in labels) == ["h200-01", "lab-node1"]
-    assert all(l["site"] == "it" and l["role"] == "head" for l in labels)
+    assert sorted(head["node"] for head in heads) == ["h200-01", "lab-node1"]
+    assert all(head["site"] == "it" and head["role"] == "head" for head in heads)
 
 
 def test_every_rule_evaluates(stack):
