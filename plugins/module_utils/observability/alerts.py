@@ -74,7 +74,7 @@ DEFAULTS: Tuple[Alert, ...] = (
           "operator. Fix: read `journalctl -u vllm-watchdog` and `docker logs vllm` on {{ $labels.node }}, fix the "
           "cause, then converge with --tags serve."),
     Alert("engines_missing", "InferopsVllmEnginesMissing", "vllm", "critical", "5m",
-          "Cluster {{ $labels.cluster }} reports fewer engines than its data-parallel size",
+          "A cluster reports fewer engines than its data-parallel size",
           "", params={"tolerated": 0}, per_cluster=True),
     Alert("kv_cache_full", "InferopsVllmKvCacheFull", "vllm", "warning", "10m",
           "KV cache of engine {{ $labels.engine }} on " + ON_NODE + " is nearly full while requests queue or are "
@@ -279,12 +279,12 @@ def _descriptions(alert: Alert) -> str:
 
 
 def _rule(alert: Alert, expr: str, labels: Optional[Mapping[str, str]] = None,
-          description: Optional[str] = None) -> Dict[str, Any]:
+          description: Optional[str] = None, summary: Optional[str] = None) -> Dict[str, Any]:
     rule: Dict[str, Any] = {"alert": alert.name, "expr": expr}
     if alert.for_ not in ("0s", "0m", "0"):
         rule["for"] = alert.for_
     rule["labels"] = dict({"severity": alert.severity}, **(labels or {}))
-    rule["annotations"] = {"summary": alert.summary, "description": description or _descriptions(alert)}
+    rule["annotations"] = {"summary": summary or alert.summary, "description": description or _descriptions(alert)}
     return rule
 
 
@@ -300,7 +300,9 @@ def engines_missing(alert: Alert, c: ClusterFacts) -> Dict[str, Any]:
             "reports no model load in progress. Fix: `docker ps -a` and `docker logs vllm` on its nodes (a dead "
             "follower takes its engines with it); the watchdog restarts them, else converge with --tags serve."
             % (c.data_parallel, c.name, wanted))
-    return _rule(alert, expr, {"cluster": c.name}, text)
+    # the result has no labels (count, vector): the annotations name the cluster themselves
+    return _rule(alert, expr, {"cluster": c.name}, text,
+                 "Cluster %s reports fewer engines than its data-parallel size (%d)" % (c.name, c.data_parallel))
 
 
 def gpu_missing(alert: Alert, c: ClusterFacts) -> Dict[str, Any]:
