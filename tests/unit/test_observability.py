@@ -301,3 +301,46 @@ def test_promtool_service_discovery_shows_the_plan_labels(tmp_path):
                                               "vendor": "nvidia", "gpu_model": "H200", "strategy": "dep",
                                               "model": "kimi-k2.5", "site": "lab"}
     assert head["instance"] == "%s:8000" % addresses(launches)["h200-01"]
+
+
+# --- plan.yml -e cluster_plan_output_dir=D ---------------------------------------------------------------
+
+def plan(tmp_path, out_dir, *extra):
+    from test_plan_playbook import PLAYBOOK, ROOT
+    import os
+    import subprocess
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_CALLBACK_RESULT_FORMAT="json")
+    env.pop("INFEROPS_LAB_IMAGE", None)
+    return subprocess.run([PLAYBOOK, "-i", str(ROOT / "inventories/example-h200-ib"), str(ROOT / "playbooks/plan.yml"),
+                           "-e", "cluster_plan_output_dir=%s" % out_dir, *extra],
+                          cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=300)
+
+
+def test_plan_writes_the_files_once_and_check_mode_writes_none(tmp_path):
+    out_dir = tmp_path / "plan"
+    result = plan(tmp_path, out_dir, "--check")
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert not (out_dir / "observability").exists()
+    result = plan(tmp_path, out_dir, "-e", '{"vllm_observability_extra_labels": {"site": "fra1"}}')
+    assert result.returncode == 0, result.stdout[-3000:]
+    written = {str(p.relative_to(out_dir / "observability")) for p in (out_dir / "observability").rglob("*")
+               if p.is_file()}
+    assert written == EXPECTED_FILES
+    groups = yaml.safe_load((out_dir / "observability/targets/inferops-vllm.yml").read_text())
+    assert [(g["labels"]["node"], g["targets"], g["labels"]["site"]) for g in groups] == [
+        ("h200-01", ["10.30.0.11:8000"], "fra1"), ("h200-03", ["10.30.0.13:8000"], "fra1")]
+    again = plan(tmp_path, out_dir, "-e", '{"vllm_observability_extra_labels": {"site": "fra1"}}')
+    assert re.search(r"h200-01 +: ok=\d+ +changed=0 ", again.stdout), again.stdout[-2000:]
+
+
+def test_plan_refuses_bad_observability_settings_and_port_collisions(tmp_path):
+    result = plan(tmp_path, tmp_path / "out", "-e", '{"vllm_observability_alerts": {"engine_dwn": {"for": "1m"}}}')
+    assert result.returncode != 0
+    assert ("inferops.vllm launch plan: vllm_observability_alerts={'engine_dwn': {'for': '1m'}}: no alert rule "
+            "'engine_dwn'. Fix: did you mean engine_down") in result.stdout
+    assert not (tmp_path / "out").exists()
+    result = plan(tmp_path, tmp_path / "out", "-e", "vllm_exporters_dcgm_port=8000")
+    assert result.returncode != 0
+    assert ("vllm_port and vllm_exporters_dcgm_port=8000 (host h200-01): the vLLM API and the DCGM exporter would "
+            "listen on the same port") in result.stdout, result.stdout[-2000:]
