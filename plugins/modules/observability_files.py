@@ -50,7 +50,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 files:
-  description: Every generated file, C({relative path: text}) (targets/, rules/, dashboards/, scrape_configs.yml).
+  description: Every generated file by its path relative to O(output_dir) (C(targets/), C(rules/), C(dashboards/),
+    C(scrape_configs.yml)), with its text.
   returned: success
   type: dict
 output_dir:
