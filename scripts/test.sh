@@ -52,6 +52,7 @@ build_images() {
   if wants molecule; then
     timed build_standin_vllm_image
     timed build_standin_vllm_variant
+    timed build_gpu_exporter_standin_images
     timed build_hub_client_image
   fi
   if wants lab; then
@@ -87,6 +88,10 @@ molecule_images() {
   INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
   INFEROPS_STANDIN_VLLM_DIGEST_B=$(push_image local/inferops-standin-vllm:variant-b inferops/standin-vllm:variant-b)
   export INFEROPS_STANDIN_VLLM_DIGEST INFEROPS_STANDIN_VLLM_DIGEST_B
+  # the GPU exporter stand-ins, pulled by digest as the real exporters are (molecule/hosts)
+  INFEROPS_STANDIN_DCGM_EXPORTER_DIGEST=$(push_image "$STANDIN_DCGM_EXPORTER_IMAGE" inferops/standin-dcgm-exporter:test)
+  INFEROPS_STANDIN_AMD_EXPORTER_DIGEST=$(push_image "$STANDIN_AMD_EXPORTER_IMAGE" inferops/standin-amd-exporter:test)
+  export INFEROPS_STANDIN_DCGM_EXPORTER_DIGEST INFEROPS_STANDIN_AMD_EXPORTER_DIGEST
   timed start_auth_registry
   INFEROPS_AUTH_VLLM_IMAGE=$(copy_to_auth_registry "$INFEROPS_STANDIN_VLLM_DIGEST")
   export INFEROPS_AUTH_VLLM_IMAGE

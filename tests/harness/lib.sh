@@ -124,6 +124,28 @@ build_standin_vllm_variant() {
     | docker build -q --network none -t local/inferops-standin-vllm:variant-b - >/dev/null 2>&1
 }
 
+STANDIN_DCGM_EXPORTER_IMAGE=local/inferops-standin-dcgm-exporter:latest
+STANDIN_AMD_EXPORTER_IMAGE=local/inferops-standin-amd-exporter:latest
+
+# The GPU exporter stand-ins (tests/harness/gpu-exporter-standin) on the lean stand-in vLLM image's
+# Python, each with an entry point named like the real exporter's, so that the role runs them as it
+# runs NVIDIA's and AMD's images. Needs build_standin_vllm_image first.
+build_gpu_exporter_standin_images() {
+  local hash image entry tag
+  hash=$(inputs_hash "$HARNESS_DIR"/gpu-exporter-standin/* "$HARNESS_DIR"/standin-vllm/* "$HARNESS_DIR/node-image.sh")
+  for image in "$STANDIN_DCGM_EXPORTER_IMAGE=dcgm-exporter" "$STANDIN_AMD_EXPORTER_IMAGE=amd-metrics-exporter"; do
+    entry=/usr/bin/${image#*=}
+    tag=${image%%:*}:$hash
+    if ! image_exists "$tag"; then
+      log "building the GPU exporter stand-in image $tag"
+      printf 'FROM %s\nCOPY gpu_exporter_standin.py %s\nENTRYPOINT ["/usr/bin/python3", "-B", "%s"]\nCMD []\n' \
+          "$STANDIN_VLLM_IMAGE" "$entry" "$entry" \
+        | docker build -q --network none -t "$tag" -f - "$HARNESS_DIR/gpu-exporter-standin" >/dev/null
+    fi
+    docker tag "$tag" "${image%%=*}"
+  done
+}
+
 LAB_IMAGE=local/inferops-lab-vllm:latest
 
 # Package folders and the CA bundle for a build container that installs from PyPI.
