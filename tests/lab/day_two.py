@@ -27,7 +27,7 @@ KEY = "lab-key-not-a-secret"
 MODEL = "tiny-k3"
 ROUTER = "http://127.0.0.1:18480"
 PROMETHEUS = "http://127.0.1.1:18490"   # role vllm_prometheus on lab-node1 (inventories/lab)
-FEWER_ENGINES = "InferopsVllmFewerEngines"
+ENGINES_MISSING = "InferopsVllmEnginesMissing"
 CLUSTERS = {   # head endpoint, nodes (head first)
     "lab": ("http://127.0.1.1:18300", ["lab-node1", "lab-node2"]),      # each head's own address
     "lab_dp": ("http://127.0.1.3:18310", ["lab-node3", "lab-node4"]),
@@ -333,8 +333,8 @@ def wait_for_alert(alertname: str, cluster: str, firing: bool, deadline: float) 
 def step_heal(figures: dict) -> None:
     log("kill each cluster's follower; no operator")
     healed: dict = {}
-    check(wait_for_alert(FEWER_ENGINES, "lab_dp", False, 60) is not None,
-          "%s fires for lab_dp before its follower is killed" % FEWER_ENGINES)
+    check(wait_for_alert(ENGINES_MISSING, "lab_dp", False, 60) is not None,
+          "%s fires for lab_dp before its follower is killed" % ENGINES_MISSING)
     for name, (_endpoint, nodes) in CLUSTERS.items():
         kill_vllm(nodes[1])
     killed = time.monotonic()
@@ -342,10 +342,10 @@ def step_heal(figures: dict) -> None:
     alert: dict = {}
 
     def watch_alert():
-        fired = wait_for_alert(FEWER_ENGINES, "lab_dp", True, 600)
+        fired = wait_for_alert(ENGINES_MISSING, "lab_dp", True, 600)
         alert["fired_s"] = None if fired is None else round(time.monotonic() - killed)
         if fired is not None:
-            resolved = wait_for_alert(FEWER_ENGINES, "lab_dp", False, 900 - (time.monotonic() - killed))
+            resolved = wait_for_alert(ENGINES_MISSING, "lab_dp", False, 900 - (time.monotonic() - killed))
             alert["resolved_s"] = None if resolved is None else round(time.monotonic() - killed)
     alert_thread = threading.Thread(target=watch_alert)
     alert_thread.start()
@@ -365,14 +365,14 @@ def step_heal(figures: dict) -> None:
     status = {name: json.loads(docker(nodes[0], "cat", "/var/lib/inferops-vllm/watchdog.json"))
               for name, (_e, nodes) in CLUSTERS.items()}
     figures["heal"] = {name: {"seconds_to_serve": healed[name], "head_watchdog": status[name]} for name in CLUSTERS}
-    figures["heal"]["lab_dp"]["fewer_engines_alert"] = alert
-    log("heal: %s; %s for lab_dp: %s" % ({name: healed[name] for name in CLUSTERS}, FEWER_ENGINES, alert))
+    figures["heal"]["lab_dp"]["engines_missing_alert"] = alert
+    log("heal: %s; %s for lab_dp: %s" % ({name: healed[name] for name in CLUSTERS}, ENGINES_MISSING, alert))
     for name in CLUSTERS:
         check(broken[name], "killing %s's follower did not show: the check cannot see a lost rank" % name)
         check(healed[name] is not None, "%s did not serve again within 15 minutes of its follower's death" % name)
     check(alert.get("fired_s") is not None, "%s did not fire for lab_dp within 10 minutes of its follower's death"
-          % FEWER_ENGINES)
-    check(alert.get("resolved_s") is not None, "%s for lab_dp still fires after the cluster healed" % FEWER_ENGINES)
+          % ENGINES_MISSING)
+    check(alert.get("resolved_s") is not None, "%s for lab_dp still fires after the cluster healed" % ENGINES_MISSING)
 
 
 def step_rerun(variant: str, figures: dict) -> None:
