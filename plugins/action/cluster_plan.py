@@ -23,6 +23,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (
     DRIVER_VARS, SECRET_ENV, VAR_TYPES, ClusterError)
 from ansible_collections.inferops.vllm.plugins.module_utils.observability import inputs as observability_inputs
 from ansible_collections.inferops.vllm.plugins.module_utils.observability import plan_files as observability
+from ansible_collections.inferops.vllm.plugins.module_utils.observability import prometheus_server
 from ansible_collections.inferops.vllm.plugins.module_utils.plan import READ_NAMES, cluster_name_of, compile_cluster
 from ansible_collections.inferops.vllm.plugins.module_utils.render import docker_run_command
 
@@ -222,6 +223,24 @@ def observability_files(launches, vars_of, read, groups, settings_host, loader):
     return observability.files(launches, addresses, routers, settings)
 
 
+def prometheus_lines(vars_of, read, groups, loader):
+    """One refusal per bad vllm_prometheus_* value of a host of group vllm_prometheus (role vllm_prometheus
+    would fail on it only after the package is installed), naming the host."""
+    lines = []
+    for host in groups.get("vllm_prometheus") or ():
+        def get(name, host=host):
+            if host in read and name in ("ansible_host", "vllm_control_address"):
+                return read[host].get(name)
+            return observability_setting(vars_of(host), name, loader)
+        settings = {name: get(name) for name in ("vllm_prometheus_listen_address", "vllm_prometheus_port",
+                                                 "vllm_prometheus_retention", "vllm_prometheus_alertmanagers")}
+        try:
+            prometheus_server.check(settings, observability_inputs.address(get, host))
+        except prometheus_server.PrometheusSettingError as exc:
+            lines.append("%s (host %s)" % (exc, host))
+    return lines
+
+
 def _write(path, text, mode, check):
     """Write only what changed (nothing in check mode); True when the file changes."""
     try:
@@ -372,6 +391,7 @@ class ActionModule(ActionBase):
             if launches and not lines:
                 obs_files = observability_files(launches, vars_of, read, task_vars["groups"], play_hosts[0],
                                                 self._loader)
+                lines += prometheus_lines(vars_of, read, task_vars["groups"], self._loader)
         except ClusterError as exc:
             lines = str(exc).splitlines() + lines
             variable = exc.variable

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.inferops.vllm.plugins.module_utils import prometheus_server, router, watchdog
+from ansible_collections.inferops.vllm.plugins.module_utils import router, watchdog
+from ansible_collections.inferops.vllm.plugins.module_utils.observability import prometheus_server
 from ansible_collections.inferops.vllm.plugins.module_utils.observability import plan_files
 
 import vllm_servers

@@ -1,5 +1,5 @@
 """Role vllm_prometheus: Prometheus' ARGS and prometheus.yml from the role's variables and the generated
-scrape jobs (module_utils/prometheus_server.py); bad input is one line with the fix. With Debian's promtool
+scrape jobs (module_utils/observability/prometheus_server.py); bad input is one line with the fix. With Debian's promtool
 at hand (INFEROPS_PROMETHEUS_DIR, tests/harness/lib.sh prometheus_binaries) the file is checked by it too."""
 import os
 import subprocess
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.inferops.vllm.plugins.module_utils import prometheus_server as ps
+from ansible_collections.inferops.vllm.plugins.module_utils.observability import prometheus_server as ps
 
 SETTINGS = {"vllm_prometheus_listen_address": "", "vllm_prometheus_port": 9090,
             "vllm_prometheus_retention": "15d", "vllm_prometheus_alertmanagers": []}
@@ -79,3 +79,19 @@ def test_promtool_accepts_the_file(tmp_path):
     out = subprocess.run([str(PROMTOOL), "check", "config", str(tmp_path / "prometheus.yml")], capture_output=True,
                          text=True, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_plan_refuses_bad_prometheus_settings_before_any_host(tmp_path):
+    # the lab runs Prometheus on lab-node1 (group vllm_prometheus): its settings are checked with the plan's
+    from test_plan_playbook import PLAYBOOK, ROOT
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    env.pop("INFEROPS_LAB_IMAGE", None)
+    result = subprocess.run([PLAYBOOK, "-i", str(ROOT / "inventories/lab"), str(ROOT / "playbooks/plan.yml"),
+                             "-e", "vllm_prometheus_retention=fortnight", "-e", '{"vllm_prometheus_alertmanagers": '
+                             '["http://10.0.0.9:9093"]}'],
+                            cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=300)
+    assert result.returncode != 0
+    assert ("inferops.vllm launch plan: vllm_prometheus_retention='fortnight': not a Prometheus duration. Fix: set a "
+            "number with a unit (y, w, d, h, m, s, ms), e.g. 15d or 1m30s (host lab-node1)") in result.stdout, \
+        result.stdout[-3000:]
+    assert "UNREACHABLE" not in result.stdout and "Traceback" not in result.stdout

@@ -5,7 +5,8 @@
 command-line arguments (ARGS in /etc/default/prometheus) and /etc/prometheus/prometheus.yml, built
 from the scrape jobs that observability generates from the plan. Prometheus 2.42 (Debian 12) has no
 `scrape_config_files`, so the jobs are pasted in. Standard library only; bad input raises
-PrometheusSettingError with the variable, the value and the fix."""
+PrometheusSettingError (an ObservabilityError) with the variable, the value and the fix: the plan play
+checks every host of group vllm_prometheus with check() before any host is touched."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import json
 import re
 from typing import Any, Dict, List, Mapping, Sequence
 
+from ansible_collections.inferops.vllm.plugins.module_utils.observability.errors import ObservabilityError
 from ansible_collections.inferops.vllm.plugins.module_utils.url_host import url_host
 
 SELF_JOB = "prometheus"
@@ -22,9 +24,8 @@ _DURATION = re.compile(r"^(\d+y)?(\d+w)?(\d+d)?(\d+h)?(\d+m)?(\d+s)?(\d+ms)?$")
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
 
 
-class PrometheusSettingError(ValueError):
-    def __init__(self, variable: str, value: Any, problem: str, fix: str):
-        super().__init__("%s=%r: %s. Fix: %s" % (variable, value, problem, fix))
+class PrometheusSettingError(ObservabilityError):
+    """A bad vllm_prometheus_* value (or generated scrape jobs it cannot use)."""
 
 
 def _is_address(text: str) -> bool:
