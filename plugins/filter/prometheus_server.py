@@ -14,7 +14,7 @@ DOCUMENTATION = r"""
 name: prometheus_server
 short_description: Prometheus' arguments and configuration file for the vllm_prometheus role
 description:
-  - Builds the content of C(/etc/default/prometheus) (the C(ARGS) of Debian's unit: configuration file, storage path,
+  - Builds the content of C(/etc/default/prometheus) (the C(ARGS) of Debian's unit, with the configuration file, storage path,
     listen address and retention) and of C(/etc/prometheus/prometheus.yml) (Prometheus' own job, then the scrape jobs
     generated from the plan, the rules directory and the Alertmanagers).
   - Fails with the variable, the value and the fix on bad input (an address with a port, a retention that is not a
