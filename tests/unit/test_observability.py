@@ -344,3 +344,15 @@ def test_plan_refuses_bad_observability_settings_and_port_collisions(tmp_path):
     assert result.returncode != 0
     assert ("vllm_port and vllm_exporters_dcgm_port=8000 (host h200-01): the vLLM API and the DCGM exporter would "
             "listen on the same port") in result.stdout, result.stdout[-2000:]
+
+
+def test_the_yaml_writer_reads_back_as_written():
+    from ansible_collections.inferops.vllm.plugins.module_utils.observability import yaml_text
+    value = {"a": "yes", "b": "1.5", "c": "x: y", "d": "it's", "e": "", "f": [], "g": {}, "h": [{"x": [1, 2.5]}, "-a"],
+             "i": "a\nb", "j": "#x", "k": True, "l": None, "m": " lead", "n": "trail ", "o": "@x", "p": "a - b",
+             "q": "x #y", "r": 'up{job="x"} == 0', "s": "{{ $labels.node }}", "t": "0", "u": "null", "v": "~"}
+    assert yaml.safe_load(yaml_text.dump(value)) == value
+    out = generate(golden(), vllm_exporters_node_exporter=True)
+    for path, text in out.items():
+        if path.endswith(".yml"):
+            assert yaml.safe_load(text) is not None, path
