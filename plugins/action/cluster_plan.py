@@ -185,9 +185,7 @@ def observability_setting(hvars, name, loader):
             return read_var(hvars, name, loader)
         except AnsibleError:
             return None
-    role = next((r for r in ("vllm_exporters", "vllm_observability", "vllm_prometheus") if name.startswith(r + "_")),
-                None)
-    return role_default(role, name) if role else None
+    return default_of(name)
 
 
 def listener_groups(host, launches, routers, prometheus, setting):
@@ -201,6 +199,13 @@ def listener_groups(host, launches, routers, prometheus, setting):
         if setting("vllm_exporters_node_exporter") is True:
             out.append("vllm_clusters:node_exporter")
     return out
+
+
+def default_of(name):
+    """The role default of a variable, its role known by its prefix."""
+    role = next((r for r in ("vllm_exporters", "vllm_observability", "vllm_prometheus", "vllm_router")
+                 if name.startswith(r + "_")), None)
+    return role_default(role, name) if role else None
 
 
 def observability_files(launches, vars_of, read, groups, settings_host, loader):
@@ -218,8 +223,9 @@ def observability_files(launches, vars_of, read, groups, settings_host, loader):
             return getter(vars_of(host))(name)
         return get
     addresses = {host: observability_inputs.address(host_get(host), host) for host in launches}
-    routers = {host: observability_inputs.router(getter(vars_of(host)), host) for host in groups.get("vllm_routers") or ()}
-    settings = observability_inputs.settings(getter(vars_of(settings_host)))
+    routers = {host: observability_inputs.router(getter(vars_of(host)), default_of, host)
+               for host in groups.get("vllm_routers") or ()}
+    settings = observability_inputs.settings(getter(vars_of(settings_host)), default_of)
     return observability.files(launches, addresses, routers, settings)
 
 

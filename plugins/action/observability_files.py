@@ -11,7 +11,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.inferops.vllm.plugins.action.cluster_plan import read_var
+from ansible_collections.inferops.vllm.plugins.action.cluster_plan import default_of, read_var
 from ansible_collections.inferops.vllm.plugins.module_utils.observability import inputs, plan_files
 
 
@@ -47,9 +47,9 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg="inferops.vllm observability: no host of group vllm_clusters has "
                                            "vllm_launch; run the plan play (cluster_plan) earlier in the playbook")
             return result
-        routers = {host: inputs.router(_getter(hostvars[host], self._loader), host)
+        routers = {host: inputs.router(_getter(hostvars[host], self._loader), default_of, host)
                    for host in groups.get("vllm_routers") or ()}
-        settings = inputs.settings(_getter(task_vars, self._loader))
+        settings = inputs.settings(_getter(task_vars, self._loader), default_of)
         settings.update(args["settings"])
         try:
             files = plan_files.files(launches, addresses, routers, settings)

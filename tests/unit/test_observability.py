@@ -344,3 +344,57 @@ def test_plan_refuses_bad_observability_settings_and_port_collisions(tmp_path):
     assert result.returncode != 0
     assert ("vllm_port and vllm_exporters_dcgm_port=8000 (host h200-01): the vLLM API and the DCGM exporter would "
             "listen on the same port") in result.stdout, result.stdout[-2000:]
+
+
+def test_the_yaml_writer_reads_back_as_written():
+    from ansible_collections.inferops.vllm.plugins.module_utils.observability import yaml_text
+    value = {"a": "yes", "b": "1.5", "c": "x: y", "d": "it's", "e": "", "f": [], "g": {}, "h": [{"x": [1, 2.5]}, "-a"],
+             "i": "a\nb", "j": "#x", "k": True, "l": None, "m": " lead", "n": "trail ", "o": "@x", "p": "a - b",
+             "q": "x #y", "r": 'up{job="x"} == 0', "s": "{{ $labels.node }}", "t": "0", "u": "null", "v": "~"}
+    assert yaml.safe_load(yaml_text.dump(value)) == value
+    out = generate(golden(), vllm_exporters_node_exporter=True)
+    for path, text in out.items():
+        if path.endswith(".yml"):
+            assert yaml.safe_load(text) is not None, path
+
+
+# --- the observability_files action -----------------------------------------------------------------------
+
+def run_action(tmp_path, out_dir, *extra):
+    from test_plan_playbook import PLAYBOOK, ROOT
+    import os
+    import subprocess
+    inv = tmp_path / "inv"
+    if not inv.exists():
+        (inv / "host_vars").mkdir(parents=True)
+        launches = golden("k25_dep", "lab")
+        hosts = "".join("        %s: {vllm_control_address: %s}\n" % (h, a) for h, a in addresses(launches).items())
+        (inv / "hosts.yml").write_text("all:\n  children:\n    vllm_clusters:\n      hosts:\n" + hosts +
+                                       "    vllm_routers:\n      hosts:\n        router-1: {ansible_host: 10.9.0.1}\n")
+        for host, launch in launches.items():
+            (inv / "host_vars" / (host + ".yml")).write_text(json.dumps({"vllm_launch": launch}))
+        (tmp_path / "play.yml").write_text(
+            "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+            "    - inferops.vllm.observability_files:\n        output_dir: '{{ out_dir }}'\n      register: obs\n"
+            "    - ansible.builtin.debug:\n        msg: 'FILES {{ obs.files | length }}'\n")
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    return subprocess.run([PLAYBOOK, "-i", str(inv), str(tmp_path / "play.yml"), "-e", "out_dir=%s" % out_dir, *extra],
+                          cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=300)
+
+
+def test_the_action_writes_what_changed_and_honours_check_and_diff(tmp_path):
+    out_dir = tmp_path / "obs"
+    result = run_action(tmp_path, out_dir, "--check")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "changed: [localhost]" in result.stdout and not out_dir.exists()
+    result = run_action(tmp_path, out_dir)
+    assert result.returncode == 0 and "FILES 11" in result.stdout, result.stdout[-3000:]
+    routers = yaml.safe_load((out_dir / "targets/inferops-router.yml").read_text())
+    assert routers == [{"targets": ["10.9.0.1:29000"], "labels": {"node": "router-1", "role": "router"}}]
+    assert "ok: [localhost]" in run_action(tmp_path, out_dir).stdout   # a second run changes nothing
+    result = run_action(tmp_path, out_dir, "--check", "--diff", "-e", "vllm_exporters_dcgm_port=9500")
+    assert "changed: [localhost]" in result.stdout and "+    - '10.1.0.1:9500'" in result.stdout, result.stdout[-3000:]
+    assert "9500" not in (out_dir / "targets/inferops-gpu.yml").read_text()
+    result = run_action(tmp_path, out_dir, "-e", "vllm_exporters_dcgm_port=http")
+    assert result.returncode != 0
+    assert "inferops.vllm observability: vllm_exporters_dcgm_port='http': must be a port" in result.stdout

@@ -262,8 +262,8 @@ def _descriptions(alert: Alert) -> str:
                    "and a slow fabric (InferopsGpuNvlinkErrors); lower max-num-seqs or add capacity."
                    % (_num(p.get("quantile", 0) * 100), _num(p.get("seconds", 0)), alert.for_),
         "request_errors": "More than %s of finished requests ended with finished_reason=error for %s. Fix: read "
-                          "the API server's log on the head (`docker logs vllm`)." % (_pct(p.get("ratio", 0)),
-                                                                                     alert.for_),
+                          "the API server's log on the head (`docker logs vllm`)."
+                          % (_pct(p.get("ratio", 0)), alert.for_),
         "http_5xx": "More than %s of HTTP requests got a 5xx answer for %s. Fix: read the API server's log on the "
                     "head (`docker logs vllm`) and check the engines (InferopsVllmEnginesMissing)."
                     % (_pct(p.get("ratio", 0)), alert.for_),

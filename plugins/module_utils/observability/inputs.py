@@ -11,24 +11,13 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, Mapping, Optional
 
-import yaml
-
 from ansible_collections.inferops.vllm.plugins.module_utils.observability.settings import NAMES
 
-ROLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "roles")
-SETTINGS_ROLES = ("vllm_observability", "vllm_exporters")
 ROUTER_VARS = ("vllm_router_host", "vllm_router_port", "vllm_router_prometheus_host", "vllm_router_prometheus_port")
 WILDCARDS = ("", "0.0.0.0", "::", "[::]")
 
-Get = Callable[[str], Any]   # a host's variable by name (None when unset)
-
-
-def role_defaults(role: str) -> Dict[str, Any]:
-    try:
-        with open(os.path.join(ROLES_DIR, role, "defaults", "main.yml"), encoding="utf-8") as handle:
-            return yaml.safe_load(handle) or {}
-    except OSError:
-        return {}
+Get = Callable[[str], Any]       # a host's variable by name (None when unset)
+Default = Callable[[str], Any]   # a variable's role default (roles/<role>/defaults/main.yml)
 
 
 def address(get: Get, host: Optional[str] = None) -> Optional[str]:
@@ -37,28 +26,23 @@ def address(get: Get, host: Optional[str] = None) -> Optional[str]:
     return get("vllm_control_address") or get("ansible_host") or host
 
 
-def router(get: Get, host: Optional[str] = None) -> Dict[str, Any]:
+def router(get: Get, default: Default, host: Optional[str] = None) -> Dict[str, Any]:
     """A router's listeners: metrics on vllm_router_prometheus_host ("" = the router's bind address), scraped on
     the host's address when that is a wildcard."""
-    defaults = role_defaults("vllm_router")
-
     def value(name: str) -> Any:
         found = get(name)
-        return defaults.get(name) if found is None else found
+        return default(name) if found is None else found
     listen = value("vllm_router_prometheus_host") or value("vllm_router_host") or ""
     return {"address": address(get, host) if str(listen) in WILDCARDS else str(listen),
             "metrics_port": int(value("vllm_router_prometheus_port")), "port": int(value("vllm_router_port"))}
 
 
-def settings(get: Get) -> Dict[str, Any]:
+def settings(get: Get, default: Default) -> Dict[str, Any]:
     """settings.NAMES: the value set for the host (inventory, -e), else the role's default."""
-    defaults: Dict[str, Any] = {}
-    for role in SETTINGS_ROLES:
-        defaults.update(role_defaults(role))
     out = {}
     for name in NAMES:
         found = get(name)
-        out[name] = defaults.get(name) if found is None else found
+        out[name] = default(name) if found is None else found
     return out
 
 
