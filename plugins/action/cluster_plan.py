@@ -21,6 +21,8 @@ from ansible.template import Templar
 from ansible_collections.inferops.vllm.plugins.module_utils import fleet, known_vars, proxy, role_vars
 from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (
     DRIVER_VARS, SECRET_ENV, VAR_TYPES, ClusterError)
+from ansible_collections.inferops.vllm.plugins.module_utils.observability import inputs as observability_inputs
+from ansible_collections.inferops.vllm.plugins.module_utils.observability import plan_files as observability
 from ansible_collections.inferops.vllm.plugins.module_utils.plan import READ_NAMES, cluster_name_of, compile_cluster
 from ansible_collections.inferops.vllm.plugins.module_utils.render import docker_run_command
 
@@ -30,8 +32,8 @@ SECRET_VARS = frozenset(SECRET_ENV.values())
 PLAN_OPTIONAL = frozenset({"vllm_image"})
 # The roles playbooks/site.yml runs after the plan (tests/unit/test_site_role_vars.py keeps this in step):
 # their inventory variables are checked here, before any host is contacted.
-SITE_ROLES = ("host_proxy", "preflight", "nvidia_driver", "rocm", "container_runtime", "vllm_image", "fabric_check",
-              "vllm_model", "vllm_serve", "vllm_watchdog", "vllm_router", "smoke_test")
+SITE_ROLES = ("host_proxy", "preflight", "nvidia_driver", "rocm", "container_runtime", "vllm_image", "vllm_exporters",
+              "fabric_check", "vllm_model", "vllm_serve", "vllm_watchdog", "vllm_router", "smoke_test")
 ROLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles")
 _ROLE_OPTIONS = {}
 
@@ -146,7 +148,9 @@ def fleet_lines(launches, vars_of, read, groups, role_values, loader):
             role_values[host] = set_role_vars(vars_of(host), options, loader)
         if name in role_values[host]:
             return role_values[host][name]
-        return role_default(options[name][0], name) if name in options else None
+        if name in options:
+            return role_default(options[name][0], name)
+        return observability_setting(vars_of(host), name, loader)
 
     def address_vars(host):
         out = {}
@@ -156,16 +160,71 @@ def fleet_lines(launches, vars_of, read, groups, role_values, loader):
             except AnsibleError:
                 out[key] = None
         return out
-    hosts = list(dict.fromkeys(list(launches) + routers))
+    prometheus = list(groups.get("vllm_prometheus") or ())
+    hosts = list(dict.fromkeys(list(launches) + routers + prometheus))
     lines = fleet.machine_problems({host: address_vars(host) for host in hosts})
     uses = {}
     for host in hosts:
-        uses[host] = fleet.role_ports(["vllm_routers"] if host in routers else [], lambda name: setting(host, name))
+        uses[host] = fleet.role_ports(listener_groups(host, launches, routers, prometheus,
+                                                      lambda name: setting(host, name)),
+                                      lambda name: setting(host, name))
         if host in launches:
             uses[host] = fleet.launch_ports(launches[host], setting(host, "fabric_check_port")) + uses[host]
     lines += fleet.port_problems(uses)
     imex = fleet.imex_warnings(launches, lambda host: setting(host, "nvidia_driver_imex") in (True, "true", "yes"))
     return lines, imex
+
+
+def observability_setting(hvars, name, loader):
+    """A vllm_exporters_* / vllm_prometheus_* / vllm_observability_* value a host sets, else its role's default
+    (these roles are not in SITE_ROLES until site.yml runs them)."""
+    if name in hvars:
+        try:
+            return read_var(hvars, name, loader)
+        except AnsibleError:
+            return None
+    return default_of(name)
+
+
+def listener_groups(host, launches, routers, prometheus, setting):
+    """The groups whose listeners (fleet.ROLE_PORTS, METRICS_PORTS) run on the host; a cluster node's GPU exporter
+    and node_exporter are pseudo-groups of vllm_clusters."""
+    out = ["vllm_routers"] if host in routers else []
+    out += ["vllm_prometheus"] if host in prometheus else []
+    if host in launches:
+        if setting("vllm_exporters_gpu") in (True, None):
+            out.append("vllm_clusters:%s" % launches[host]["cluster"]["vendor"])
+        if setting("vllm_exporters_node_exporter") is True:
+            out.append("vllm_clusters:node_exporter")
+    return out
+
+
+def default_of(name):
+    """The role default of a variable, its role known by its prefix."""
+    role = next((r for r in ("vllm_exporters", "vllm_observability", "vllm_prometheus", "vllm_router")
+                 if name.startswith(r + "_")), None)
+    return role_default(role, name) if role else None
+
+
+def observability_files(launches, vars_of, read, groups, settings_host, loader):
+    """The observability files of the plan (targets, scrape configs, rules, dashboards), or ObservabilityError
+    for a bad vllm_observability_* / vllm_exporters_* value: checked on every plan, written with output_dir."""
+    def getter(hvars):
+        def get(name):
+            return observability_setting(hvars, name, loader) if name in hvars else None
+        return get
+
+    def host_get(host):
+        def get(name):
+            if host in read and name in ("ansible_host", "vllm_control_address"):
+                return read[host].get(name)
+            return getter(vars_of(host))(name)
+        return get
+    addresses = {host: observability_inputs.address(host_get(host), host) for host in launches}
+    routers = {host: observability_inputs.router(getter(vars_of(host)), default_of, host)
+               for host in groups.get("vllm_routers") or ()}
+    settings = observability_inputs.settings(getter(vars_of(settings_host)), default_of)
+    return observability.files(launches, addresses, routers, settings)
 
 
 def _write(path, text, mode, check):
@@ -298,6 +357,7 @@ class ActionModule(ActionBase):
         variable = lines[0].split("=", 1)[0].split(" ", 1)[0] if lines else None
         launches = {}
         warnings = []
+        obs_files = {}
         try:
             # the hosts of this play (or serial batch); each of their clusters is compiled whole, once
             for host in play_hosts:
@@ -314,15 +374,24 @@ class ActionModule(ActionBase):
                                                       self._loader)
             lines += fleet_refused
             warnings += fleet_warned + unknown_warned
+            if launches and not lines:
+                obs_files = observability_files(launches, vars_of, read, task_vars["groups"], play_hosts[0],
+                                                self._loader)
         except ClusterError as exc:
             lines = str(exc).splitlines() + lines
             variable = exc.variable
+        except observability.ObservabilityError as exc:
+            lines.append(str(exc))
+            variable = variable or exc.variable
         if lines:
             # one line per refusal (ClusterErrors carries several), never a traceback or a spec dump
             result.update(failed=True, variable=variable,
                           msg="\n".join("inferops.vllm launch plan: %s" % line for line in lines))
             return result
         changed = write_review(output_dir, launches, self._task.check_mode) if output_dir else 0
+        if output_dir and obs_files:
+            changed += len(observability_inputs.write(os.path.join(output_dir, "observability"), obs_files,
+                                                      self._task.check_mode))
         result.update(changed=bool(changed), stash=stash(launches), warnings=warnings,
                       show=show_lines(launches) if args["show"] else [])
         return result

@@ -93,7 +93,14 @@ ROLE_PORTS: Tuple[Tuple[str, str, str], ...] = (
     ("vllm_routers", "vllm_router_port", "the router"),
     ("vllm_routers", "vllm_router_prometheus_port", "the router's metrics"),
 )
-METRICS_PORTS: List[Tuple[str, str, str]] = []   # (group, variable, what): the hook for metrics exporters
+# The exporters' listeners (roles vllm_exporters, vllm_prometheus). Cluster nodes are in the pseudo-groups
+# vllm_clusters:<vendor> and, with vllm_exporters_node_exporter, vllm_clusters:node_exporter (fleet_lines).
+METRICS_PORTS: List[Tuple[str, str, str]] = [
+    ("vllm_clusters:nvidia", "vllm_exporters_dcgm_port", "the DCGM exporter"),
+    ("vllm_clusters:amd", "vllm_exporters_amd_port", "AMD's device-metrics-exporter"),
+    ("vllm_clusters:node_exporter", "vllm_exporters_node_exporter_port", "node_exporter"),
+    ("vllm_prometheus", "vllm_prometheus_port", "Prometheus"),
+]
 
 
 def role_ports(host_groups: Iterable[str], setting: Callable[[str], Any]) -> List[PortUse]:

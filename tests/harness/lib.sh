@@ -375,6 +375,31 @@ stop_hub() {
   kill "$(cat "$INFEROPS_CACHE/hub.pid")" 2>/dev/null || true
 }
 
+# Debian 12's real Prometheus and node_exporter for the observability tests: the pinned debs, downloaded
+# with apt-get (the machine's configured mirror) and unpacked, not installed, into a stable cache path.
+# Exports INFEROPS_PROMETHEUS_DIR; its usr/bin holds prometheus, promtool and prometheus-node-exporter.
+PROMETHEUS_DEBS=(prometheus=2.42.0+ds-5+deb12u1 prometheus-node-exporter=1.5.0-1+b6)
+prometheus_binaries() {
+  local dir=$INFEROPS_CACHE/prometheus-debs stamp
+  stamp=$(printf '%s\n' "${PROMETHEUS_DEBS[@]}" | sha256sum | cut -c1-12)
+  export INFEROPS_PROMETHEUS_DIR=$dir
+  [[ -f $dir/.stamp && $(cat "$dir/.stamp") == "$stamp" && -x $dir/usr/bin/promtool ]] && return 0
+  log "downloading and unpacking ${PROMETHEUS_DEBS[*]}"
+  # unpacked beside the cache path and moved into place: a reader never sees half a tree
+  local tmp deb
+  tmp=$(mktemp -d "$dir.XXXXXX") && mkdir -p "$tmp/debs"
+  if ! (cd "$tmp/debs" && apt-get download -qq "${PROMETHEUS_DEBS[@]}" >/dev/null 2>&1); then
+    apt-get update -qq
+    (cd "$tmp/debs" && apt-get download -qq "${PROMETHEUS_DEBS[@]}" >/dev/null) \
+      || die "apt-get download ${PROMETHEUS_DEBS[*]} failed: are Debian 12's bookworm and bookworm-updates sources configured?"
+  fi
+  for deb in "$tmp"/debs/*.deb; do dpkg -x "$deb" "$tmp"; done
+  [[ -x $tmp/usr/bin/promtool && -x $tmp/usr/bin/prometheus && -x $tmp/usr/bin/prometheus-node-exporter ]] \
+    || die "the Prometheus debs in $tmp/debs hold no usr/bin/{prometheus,promtool,prometheus-node-exporter}"
+  echo "$stamp" >"$tmp/.stamp"
+  rm -rf "$dir" && mv "$tmp" "$dir"
+}
+
 # Molecule's prerun and ansible-galaxy can leave an installed copy of this
 # collection in ~/.ansible, which would shadow the working tree: remove it.
 drop_stale_collection_copy() {
