@@ -26,6 +26,7 @@ import json
 import os
 import re
 import socket
+import socketserver
 import sys
 import threading
 import time
@@ -260,7 +261,7 @@ def uuid_of(host, gpu):
 def gpu_profile(opts, amd):
     """(count, model) the container can see."""
     if "gpus" in opts:
-        return int(opts["gpus"]), opts.get("model", "H200")
+        return int(opts["gpus"]), opts.get("model", "MI355X" if amd else "H200")
     if os.path.exists(PROFILE):
         with open(PROFILE, encoding="utf-8") as fh:
             prof = json.load(fh)
@@ -302,7 +303,13 @@ def main(argv):
         def log_message(self, *_args):
             pass
 
-    server = ThreadingHTTPServer((host, int(port)), Handler)
+    class Server(ThreadingHTTPServer):
+        def server_bind(self):
+            # HTTPServer's own would look up the host's FQDN, which needs the idna codec the lean image lacks
+            socketserver.TCPServer.server_bind(self)
+            self.server_name, self.server_port = str(self.server_address[0]), self.server_address[1]
+
+    server = Server((host, int(port)), Handler)
     sys.stderr.write("%s stand-in: %d x %s on %s:%s (remote host engine: %s)\n"
                      % ("amd-metrics-exporter" if amd else "dcgm-exporter", gpus, model, host or "*", port,
                         opts.get("r", "none (embedded)")))
