@@ -77,7 +77,7 @@ def test_metrics_on_the_nodes_address_show_one_series_per_gpu(node):
 def test_the_dcgm_exporter_uses_dgx_os_host_engine_where_it_runs(root, node):
     if node["vendor"] != "nvidia":
         pytest.skip("DCGM only")
-    args = inspect(root, CONTAINER["nvidia"])["Args"]
+    args = inspect(root, CONTAINER["nvidia"])["Config"]["Cmd"]   # after the entry point
     assert args[:4] == ["-f", "/etc/dcgm-exporter/default-counters.csv", "-a", "%s:%d" % (node["address"], node["port"])]
     # gb300-t1 runs the stand-in nvidia-dcgm.service (molecule/hosts/prepare.yml)
     assert args[4:] == (["-r", "localhost:5555"] if node["name"] == "gb300-t1" else [])
