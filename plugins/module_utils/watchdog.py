@@ -56,6 +56,7 @@ class Probe:
     latency: Optional[float]      # the slowest answered request, seconds
     time: float
     refused: bool = False         # nothing listens on the API port: the head is down or (re)starting
+    answered: Optional[int] = None   # requests (one per data-parallel rank) that generated text
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,8 @@ def decide(prev: State, probe: Probe, container: Container, now: float, policy: 
            follower: bool = False, head_started: Optional[float] = None, delayed: bool = False) -> Decision:
     """The new state and what to do about this node's container (pure)."""
     s = replace(prev, last_probe={"time": probe.time, "ok": probe.ok, "detail": probe.detail,
-                                  "latency_s": probe.latency}, restarts=list(prev.restarts))
+                                  "latency_s": probe.latency, "answered": probe.answered},
+                restarts=list(prev.restarts))
     if not probe.refused:
         s.last_answer = probe.time
     if probe.ok:
@@ -216,9 +218,9 @@ def probe(endpoint: str, model: str, api_key: Optional[str], requests: int, time
     latency = round(max(answered), 3) if answered else None
     if problems:
         return Probe(False, "%d of %d requests failed: %s" % (len(problems), len(results), "; ".join(problems)),
-                     latency, started, refused=all(r is not None and r[3] for r in results))
+                     latency, started, refused=all(r is not None and r[3] for r in results), answered=len(answered))
     return Probe(True, "%d of %d requests answered, slowest %.2fs" % (len(results), len(results), latency or 0),
-                 latency, started)
+                 latency, started, answered=len(answered))
 
 
 # ---- docker -----------------------------------------------------------------------------------
@@ -288,6 +290,10 @@ def render_prom(state: State, cfg: Dict[str, Any]) -> str:
         ("last_probe_timestamp_seconds", "gauge", "When the last probe started (epoch).", probe_.get("time") or 0),
         ("last_probe_latency_seconds", "gauge", "The slowest answered request of the last probe (NaN: none answered).",
          probe_.get("latency_s")),
+        # a dead DP follower leaves the head's /metrics up with its engine's last values: only a probe of
+        # each rank shows the engine is gone
+        ("ranks_answered", "gauge", "Data-parallel ranks that generated text in the last probe (NaN: not probed).",
+         probe_.get("answered")),
         ("gave_up", "gauge", "1 when the watchdog stopped restarting (it needs a good probe or an operator).",
          1 if state.state == "gave_up" else 0),
     ]

@@ -136,6 +136,13 @@ case("InferopsVllmEnginesMissing", True, [amd_engine()] + grace("0x30", "1x30"),
      [expected("InferopsVllmEnginesMissing", missing)])
 case("InferopsVllmEnginesMissing", False, nvidia_engines(16) + [amd_engine()] + grace("0x30", "0x30"), "10m")
 case("InferopsVllmEnginesMissing", False, [amd_engine()] + grace("1x30", "0x30"), "10m")
+# a dead DP follower: the head still shows its engine's last values, the watchdogs' probe finds a rank silent
+answered = [series("inferops_vllm_watchdog_ranks_answered", dict(WATCHDOG), "15x30"),
+            series("inferops_vllm_watchdog_ranks_answered", target("h200-01", "inferops_node", 9100), "15x30")]
+case("InferopsVllmEnginesMissing", True, nvidia_engines(16) + [amd_engine()] + answered + grace("0x30", "0x30"), "10m",
+     [expected("InferopsVllmEnginesMissing", missing)])
+case("InferopsVllmEnginesMissing", False, nvidia_engines(16) + [amd_engine()] + grace("0x30", "0x30")
+     + [series("inferops_vllm_watchdog_ranks_answered", dict(WATCHDOG), "16x30")], "10m")
 
 kv = {"cluster": NVIDIA, "node": "h200-01", "engine": "3", "model_name": "kimi-k2.5"}
 kv_full = series("vllm:kv_cache_usage_perc", vllm(VLLM_HEAD, "3"), "0.97x30")

@@ -164,7 +164,7 @@ def test_alert_overrides_change_only_what_they_name():
     ttft = rule_of(out, "InferopsVllmTimeToFirstTokenHigh")[0]
     assert ttft["expr"].startswith("histogram_quantile(0.99, ") and ttft["expr"].endswith(") > 3")
     assert "p99 time to first token has stayed above 3s for 10m" in ttft["annotations"]["description"]
-    assert ") < 14 unless on ()" in rule_of(out, "InferopsVllmEnginesMissing")[0]["expr"]
+    assert ") < 14 or max(" in rule_of(out, "InferopsVllmEnginesMissing")[0]["expr"]
     assert rule_of(out, "InferopsGpuXidError", "gpu") == []
     default = generate(golden("k25_dep"))
     assert rule_of(out, "InferopsVllmKvCacheFull") == rule_of(default, "InferopsVllmKvCacheFull")
@@ -174,8 +174,8 @@ def test_per_cluster_rules_carry_the_plan_numbers():
     out = generate(golden("k25_dep", "k3_gb300", "k3_mi355x_a", "lab_dp"))
     missing = {r["labels"]["cluster"]: r["expr"] for r in rule_of(out, "InferopsVllmEnginesMissing")}
     assert set(missing) == {"k25_dep", "k3_gb300", "k3_mi355x_a", "lab_dp"}
-    assert missing["k25_dep"].endswith('< 16 unless on () (max(inferops_vllm_watchdog_state{cluster="k25_dep",'
-                                       'state="grace"}) == 1)')
+    assert missing["k25_dep"].endswith('inferops_vllm_watchdog_ranks_answered{cluster="k25_dep"}) < 16) unless on () '
+                                       '(max(inferops_vllm_watchdog_state{cluster="k25_dep",state="grace"}) == 1)')
     assert "or vector(0)) < 2 " in missing["lab_dp"]
     gpus = {r["labels"]["cluster"]: r["expr"] for r in rule_of(out, "InferopsGpuMissing", "gpu")}
     assert set(gpus) == {"k25_dep", "k3_gb300", "k3_mi355x_a"}   # not the CPU cluster

@@ -34,7 +34,8 @@ def step(state, probe, container=OLD, now=NOW, **kw):
 def test_good_probe_is_ok_and_does_nothing():
     d = step(wd.State(), good())
     assert (d.state.state, d.action, d.reason) == ("ok", "none", "serving")
-    assert d.state.last_probe == {"time": NOW, "ok": True, "detail": good().detail, "latency_s": 0.05}
+    assert d.state.last_probe == {"time": NOW, "ok": True, "detail": good().detail, "latency_s": 0.05,
+                                    "answered": None}
     assert d.state.last_success == NOW
 
 

@@ -290,16 +290,19 @@ def _rule(alert: Alert, expr: str, labels: Optional[Mapping[str, str]] = None,
 
 def engines_missing(alert: Alert, c: ClusterFacts) -> Dict[str, Any]:
     """Distinct (node, engine) pairs: the head reports every engine under the internal load balancer, each
-    API node its own under the hybrid one. No series (a dead head) counts as 0."""
+    API node its own under the hybrid one. No series (a dead head) counts as 0. A dead DP follower leaves
+    its engine's last values on the head's /metrics (the head does not notice it), so the watchdogs'
+    per-rank probe counts too: the most ranks any of the cluster's watchdogs saw answer."""
     wanted = c.data_parallel - int(alert.params["tolerated"])
     sel = '%s,cluster="%s"' % (VLLM, c.name)
-    expr = ("(count(count by (node, engine) (vllm:num_requests_running{%s})) or vector(0)) < %d "
+    expr = ("((count(count by (node, engine) (vllm:num_requests_running{%s})) or vector(0)) < %d "
+            "or max(inferops_vllm_watchdog_ranks_answered{cluster=\"%s\"}) < %d) "
             "unless on () (max(inferops_vllm_watchdog_state{cluster=\"%s\",state=\"grace\"}) == 1)"
-            % (sel, wanted, c.name))
-    text = ("The plan runs %d data-parallel engines on cluster %s; fewer than %d report metrics, and its watchdog "
-            "reports no model load in progress. Fix: `docker ps -a` and `docker logs vllm` on its nodes (a dead "
-            "follower takes its engines with it); the watchdog restarts them, else converge with --tags serve."
-            % (c.data_parallel, c.name, wanted))
+            % (sel, wanted, c.name, wanted, c.name))
+    text = ("The plan runs %d data-parallel engines on cluster %s; fewer than %d report metrics or answer the "
+            "watchdog's probe, and its watchdog reports no model load in progress. Fix: `docker ps -a` and `docker "
+            "logs vllm` on its nodes (a dead follower takes its engines with it); the watchdog restarts them, else "
+            "converge with --tags serve." % (c.data_parallel, c.name, wanted))
     # the result has no labels (count, vector): the annotations name the cluster themselves
     return _rule(alert, expr, {"cluster": c.name}, text,
                  "Cluster %s reports fewer engines than its data-parallel size (%d)" % (c.name, c.data_parallel))

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+from ansible_collections.inferops.vllm.plugins.module_utils import watchdog
+
 ROLE_FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "roles", "vllm_exporters",
                           "files")
 DCGM_CSV = os.path.join(ROLE_FILES, "dcgm-counters.csv")
@@ -61,17 +63,21 @@ ROUTER: Tuple[Metric, ...] = (
     Metric("vllm_router_cb_state", "gauge", "circuit breaker per worker: 0 closed, 1 open, 2 half-open"),
 )
 
-WATCHDOG: Tuple[Metric, ...] = tuple(
-    Metric("inferops_vllm_watchdog_" + name, kind, what) for name, kind, what in (
-        ("up", "gauge", "1 when the last probe generated text"),
-        ("consecutive_failures", "gauge", "failed probes since the last good one"),
-        ("restarts_total", "counter", "container restarts by the watchdog"),
-        ("restarts_in_row", "gauge", "restarts since the last good probe"),
-        ("last_probe_timestamp_seconds", "gauge", "when the last probe started"),
-        ("last_probe_latency_seconds", "gauge", "the slowest answer of the last probe"),
-        ("gave_up", "gauge", "1 when the watchdog stopped restarting"),
-        ("state", "gauge", "1 for the watchdog's current state (label state)"),
-    ))
+
+def _watchdog_table() -> Tuple[Metric, ...]:
+    """The watchdog's own exposition, read from what it writes for a fresh state: the table cannot drift."""
+    kinds: Dict[str, str] = {}
+    helps: Dict[str, str] = {}
+    for line in watchdog.render_prom(watchdog.State(), {}).splitlines():
+        parts = line.split(" ", 3)
+        if line.startswith("# TYPE "):
+            kinds[parts[2]] = parts[3]
+        elif line.startswith("# HELP "):
+            helps[parts[2]] = parts[3]
+    return tuple(Metric(name, kinds[name], helps.get(name, "")) for name in kinds)
+
+
+WATCHDOG: Tuple[Metric, ...] = _watchdog_table()
 
 # Prometheus's own series for every target.
 SCRAPE: Tuple[str, ...] = ("up", "scrape_duration_seconds", "scrape_samples_scraped")
