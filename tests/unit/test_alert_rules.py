@@ -258,14 +258,14 @@ case("InferopsExporterDown", False, [series("up", GPU_NODE_2, "1x20"), series("u
 def test_every_alert_has_a_firing_and_a_quiet_case():
     names = {a.name for a in alerts.DEFAULTS}
     assert names == set(RULES)
-    assert {n for n, fires, _ in CASES if fires} == names
-    assert {n for n, fires, _ in CASES if not fires} == names
+    assert {n for n, fires, _case in CASES if fires} == names
+    assert {n for n, fires, _case in CASES if not fires} == names
 
 
 def test_promtool_test_rules(tmp_path):
     write_tree(tmp_path, OUT)
     spec = {"rule_files": sorted(str(p) for p in (tmp_path / "rules").glob("*.yml")), "evaluation_interval": "1m",
-            "tests": [c for _, _, c in CASES]}
+            "tests": [c for _name, _fires, c in CASES]}
     (tmp_path / "tests.yml").write_text(yaml.safe_dump(spec, sort_keys=False, width=1000))
     result = run_promtool("test", "rules", str(tmp_path / "tests.yml"))
     assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]

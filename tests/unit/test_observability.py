@@ -242,8 +242,8 @@ def test_the_roles_field_lists():
                  *alerts.NVLINK_ERRORS):
         assert name in fields
     assert fields["DCGM_FI_DRIVER_VERSION"][0] == "label" and "DCGM_FI_DRIVER_VERSION" not in metrics.dcgm_metric_names()
-    assert {kind for kind, _ in fields.values()} <= {"gauge", "counter", "label"}
-    assert all(text for _, text in fields.values())
+    assert {kind for kind, _text in fields.values()} <= {"gauge", "counter", "label"}
+    assert all(text for _kind, text in fields.values())
     assert all(re.match(r"^[A-Z][A-Z0-9_]+$", f) for f in metrics.amd_fields())
     assert "gpu_ecc_uncorrect_total" in metrics.amd_metric_names()
 
