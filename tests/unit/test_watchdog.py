@@ -35,7 +35,7 @@ def test_good_probe_is_ok_and_does_nothing():
     d = step(wd.State(), good())
     assert (d.state.state, d.action, d.reason) == ("ok", "none", "serving")
     assert d.state.last_probe == {"time": NOW, "ok": True, "detail": good().detail, "latency_s": 0.05,
-                                    "answered": None}
+                                  "answered": None}
     assert d.state.last_success == NOW
 
 
