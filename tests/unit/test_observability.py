@@ -377,7 +377,9 @@ def run_action(tmp_path, out_dir, *extra):
             "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
             "    - inferops.vllm.observability_files:\n        output_dir: '{{ out_dir }}'\n      register: obs\n"
             "    - ansible.builtin.debug:\n        msg: 'FILES {{ obs.files | length }}'\n")
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    # JSON results: ansible-core 2.18's YAML callback wraps long messages, 2.19's does not
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_CALLBACK_RESULT_FORMAT="json")
     return subprocess.run([PLAYBOOK, "-i", str(inv), str(tmp_path / "play.yml"), "-e", "out_dir=%s" % out_dir, *extra],
                           cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=300)
 

@@ -84,7 +84,9 @@ def test_promtool_accepts_the_file(tmp_path):
 def test_the_plan_refuses_bad_prometheus_settings_before_any_host(tmp_path):
     # the lab runs Prometheus on lab-node1 (group vllm_prometheus): its settings are checked with the plan's
     from test_plan_playbook import PLAYBOOK, ROOT
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    # JSON results: ansible-core 2.18's YAML callback wraps long messages, 2.19's does not
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_CALLBACK_RESULT_FORMAT="json")
     env.pop("INFEROPS_LAB_IMAGE", None)
     result = subprocess.run([PLAYBOOK, "-i", str(ROOT / "inventories/lab"), str(ROOT / "playbooks/plan.yml"),
                              "-e", "vllm_prometheus_retention=fortnight", "-e", '{"vllm_prometheus_alertmanagers": '
