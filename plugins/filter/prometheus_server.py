@@ -76,6 +76,11 @@ _value:
     local_url:
       description: The URL the host itself reaches Prometheus at.
       type: str
+  sample:
+    defaults: "ARGS=\"--web.listen-address=10.0.0.5:9090 --storage.tsdb.retention.time=15d\"\n"
+    config: "global:\n  scrape_interval: 15s\n..."
+    listen: "10.0.0.5:9090"
+    local_url: "http://10.0.0.5:9090"
 """
 
 
