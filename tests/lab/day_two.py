@@ -347,7 +347,9 @@ def firing_since(alertname: str, cluster: str, since: float) -> list[float]:
 def rule_inputs(cluster: str, since: float) -> dict:
     """Per series the rule reads, its values every 5 s since the kill: why the alert fired or did not."""
     queries = {"ranks_answered": 'max(inferops_vllm_watchdog_ranks_answered{cluster="%s"})' % cluster,
-               "grace": 'max(inferops_vllm_watchdog_state{cluster="%s",state="grace"})' % cluster,
+               "head_grace": 'max(inferops_vllm_watchdog_state{cluster="%s",role="head",state="grace"})' % cluster,
+               "follower_grace": 'max(inferops_vllm_watchdog_state{cluster="%s",role="follower",state="grace"})'
+               % cluster,
                "engines": 'count(count by (node, engine) (vllm:num_requests_running{cluster="%s"}))' % cluster}
     out = {}
     for name, query in queries.items():
@@ -380,8 +382,8 @@ def step_heal(figures: dict) -> None:
         threads[-1].start()
     for t in threads:
         t.join()
-    # the DP follower's engine went missing: what Prometheus said of it, and what the rule saw (recorded,
-    # not yet a gate: the alert has not been seen to fire in the lab, see docs/observability-prometheus.md)
+    # the DP follower's engine went missing: Prometheus's own record of the alert since the kill, and what
+    # the rule read (why it fired or did not)
     fired = firing_since(ENGINES_MISSING, "lab_dp", killed_at)
     resolved = wait_for_alert(ENGINES_MISSING, "lab_dp", False, 120)
     alert = {"fired_s": round(min(fired) - killed_at) if fired else None,
@@ -395,9 +397,8 @@ def step_heal(figures: dict) -> None:
     for name in CLUSTERS:
         check(broken[name], "killing %s's follower did not show: the check cannot see a lost rank" % name)
         check(healed[name] is not None, "%s did not serve again within 15 minutes of its follower's death" % name)
-    if not fired:
-        log("WARNING: %s did not fire for lab_dp between its follower's death and the heal: %s"
-            % (ENGINES_MISSING, alert["seen"]))
+    check(bool(fired), "%s did not fire for lab_dp between its follower's death and the heal; the rule read: %s"
+          % (ENGINES_MISSING, alert["seen"]))
     check(alert["resolved"], "%s for lab_dp still fires 2 minutes after the cluster healed" % ENGINES_MISSING)
 
 

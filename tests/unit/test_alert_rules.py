@@ -28,6 +28,7 @@ def target(host, job, port):
 VLLM_HEAD = target("h200-01", "inferops_vllm", 8000)
 AMD_HEAD = target("mi355x-01", "inferops_vllm", 8000)
 WATCHDOG = target("h200-02", "inferops_node", 9100)    # honor_labels: the textfile's cluster, rank, role
+HEAD_WATCHDOG = target("h200-01", "inferops_node", 9100)
 GPU_NODE = target("h200-01", "inferops_gpu", 9400)
 GPU_NODE_2 = target("h200-02", "inferops_gpu", 9400)
 AMD_NODE = target("mi355x-01", "inferops_gpu", 5000)
@@ -96,9 +97,9 @@ def nvidia_engines(count):
     return [series("vllm:num_requests_running", vllm(VLLM_HEAD, str(e)), "1x30") for e in range(count)]
 
 
-def grace(values_grace, values_failing):
-    return [series("inferops_vllm_watchdog_state", dict(WATCHDOG, state="grace"), values_grace),
-            series("inferops_vllm_watchdog_state", dict(WATCHDOG, state="failing"), values_failing)]
+def grace(values_grace, values_failing, watchdog=WATCHDOG):
+    return [series("inferops_vllm_watchdog_state", dict(watchdog, state="grace"), values_grace),
+            series("inferops_vllm_watchdog_state", dict(watchdog, state="failing"), values_failing)]
 
 
 def counter(name, labels, step, minutes=30):
@@ -135,12 +136,18 @@ case("InferopsVllmEnginesMissing", True, nvidia_engines(14) + [amd_engine()] + g
 case("InferopsVllmEnginesMissing", True, [amd_engine()] + grace("0x30", "1x30"), "10m",
      [expected("InferopsVllmEnginesMissing", missing)])
 case("InferopsVllmEnginesMissing", False, nvidia_engines(16) + [amd_engine()] + grace("0x30", "0x30"), "10m")
-case("InferopsVllmEnginesMissing", False, [amd_engine()] + grace("1x30", "0x30"), "10m")
+# the whole group loads (a deploy, the head restarted): the head's watchdog is in grace
+case("InferopsVllmEnginesMissing", False, [amd_engine()] + grace("1x30", "0x30", HEAD_WATCHDOG), "10m")
 # a dead DP follower: the head still shows its engine's last values, the watchdogs' probe finds a rank silent
 answered = [series("inferops_vllm_watchdog_ranks_answered", dict(WATCHDOG), "15x30"),
-            series("inferops_vllm_watchdog_ranks_answered", target("h200-01", "inferops_node", 9100), "15x30")]
+            series("inferops_vllm_watchdog_ranks_answered", dict(HEAD_WATCHDOG), "15x30")]
 case("InferopsVllmEnginesMissing", True, nvidia_engines(16) + [amd_engine()] + answered + grace("0x30", "0x30"), "10m",
      [expected("InferopsVllmEnginesMissing", missing)])
+# ... brought back at once by docker's restart policy: the follower loads (grace), its rank still gone from the group
+case("InferopsVllmEnginesMissing", True, nvidia_engines(16) + [amd_engine()] + answered + grace("1x30", "0x30")
+     + grace("0x30", "1x30", HEAD_WATCHDOG), "10m", [expected("InferopsVllmEnginesMissing", missing)])
+case("InferopsVllmEnginesMissing", False, nvidia_engines(16) + [amd_engine()] + answered + grace("1x30", "0x30")
+     + grace("1x30", "0x30", HEAD_WATCHDOG), "10m")
 case("InferopsVllmEnginesMissing", False, nvidia_engines(16) + [amd_engine()] + grace("0x30", "0x30")
      + [series("inferops_vllm_watchdog_ranks_answered", dict(WATCHDOG), "16x30")], "10m")
 

@@ -175,7 +175,7 @@ def test_per_cluster_rules_carry_the_plan_numbers():
     missing = {r["labels"]["cluster"]: r["expr"] for r in rule_of(out, "InferopsVllmEnginesMissing")}
     assert set(missing) == {"k25_dep", "k3_gb300", "k3_mi355x_a", "lab_dp"}
     assert missing["k25_dep"].endswith('inferops_vllm_watchdog_ranks_answered{cluster="k25_dep"}) < 16) unless on () '
-                                       '(max(inferops_vllm_watchdog_state{cluster="k25_dep",state="grace"}) == 1)')
+                                       '(max(inferops_vllm_watchdog_state{cluster="k25_dep",role="head",state="grace"}) == 1)')
     assert "or vector(0)) < 2 " in missing["lab_dp"]
     gpus = {r["labels"]["cluster"]: r["expr"] for r in rule_of(out, "InferopsGpuMissing", "gpu")}
     assert set(gpus) == {"k25_dep", "k3_gb300", "k3_mi355x_a"}   # not the CPU cluster

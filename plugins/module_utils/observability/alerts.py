@@ -292,15 +292,18 @@ def engines_missing(alert: Alert, c: ClusterFacts) -> Dict[str, Any]:
     """Distinct (node, engine) pairs: the head reports every engine under the internal load balancer, each
     API node its own under the hybrid one. No series (a dead head) counts as 0. A dead DP follower leaves
     its engine's last values on the head's /metrics (the head does not notice it), so the watchdogs'
-    per-rank probe counts too: the most ranks any of the cluster's watchdogs saw answer."""
+    per-rank probe counts too: the most ranks any of the cluster's watchdogs saw answer.
+    Quiet only while the head's watchdog is in grace: every load of the whole group (a deploy, a converge,
+    the head's restart) starts the head, while a follower alone in grace is a rank that died and came back
+    by docker's restart policy, its engine still missing from the group."""
     wanted = c.data_parallel - int(alert.params["tolerated"])
     sel = '%s,cluster="%s"' % (VLLM, c.name)
     expr = ("((count(count by (node, engine) (vllm:num_requests_running{%s})) or vector(0)) < %d "
             "or max(inferops_vllm_watchdog_ranks_answered{cluster=\"%s\"}) < %d) "
-            "unless on () (max(inferops_vllm_watchdog_state{cluster=\"%s\",state=\"grace\"}) == 1)"
+            "unless on () (max(inferops_vllm_watchdog_state{cluster=\"%s\",role=\"head\",state=\"grace\"}) == 1)"
             % (sel, wanted, c.name, wanted, c.name))
     text = ("The plan runs %d data-parallel engines on cluster %s; fewer than %d report metrics or answer the "
-            "watchdog's probe, and its watchdog reports no model load in progress. Fix: `docker ps -a` and `docker "
+            "watchdog's probe, and the head's watchdog reports no model load in progress. Fix: `docker ps -a` and `docker "
             "logs vllm` on its nodes (a dead follower takes its engines with it); the watchdog restarts them, else "
             "converge with --tags serve." % (c.data_parallel, c.name, wanted))
     # the result has no labels (count, vector): the annotations name the cluster themselves
