@@ -80,16 +80,6 @@ def start(argv, log, env=None):
         return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
 
-def stop(proc):
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 # --- the GPU exporter stand-in -------------------------------------------------------------------------
 
 def gpu_standin(port, gpus, log):
@@ -192,7 +182,7 @@ def stack(tmp_path_factory):
         yield {"base": base, "vllm": vllm, "files": files, "router": "http://127.0.0.1:%d" % ports["router"], "tmp": tmp}
     finally:
         for proc in reversed(procs):
-            stop(proc)
+            vllm_servers.stop_process(proc)
         for server in servers:
             server.stop()
 

@@ -20,6 +20,7 @@ import pytest
 from ansible_collections.inferops.vllm.plugins.module_utils import router
 
 import fault_server
+from vllm_servers import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTROLLER_VENV = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm")) / "venv"
@@ -113,12 +114,7 @@ def started(workers, tmp_path_factory):
             time.sleep(0.3)
         yield proc, log
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, 10)
 
 
 def test_the_router_serves_the_configured_workers(started, workers):

@@ -24,7 +24,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils import weights_store
 from ansible_collections.inferops.vllm.plugins.module_utils.profiles.cpu_lab import PROFILE
 from ansible_collections.inferops.vllm.plugins.module_utils.registry_blobs import BoundedRegistry, StoreUnreachable
 
-from vllm_servers import Server
+from vllm_servers import Server, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm"))
@@ -101,8 +101,7 @@ def hub(tmp_path_factory):
         wait_http(endpoint + "/api/models/%s/revision/%s" % (REPO, revision), proc, log)
         yield endpoint, revision
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        stop_process(proc, 20)
 
 
 @pytest.fixture(scope="module")
@@ -123,8 +122,7 @@ def registry(tmp_path_factory):
         wait_http(url + "/v2/", proc, log)
         yield url
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        stop_process(proc, 20)
 
 
 @pytest.fixture(scope="module")

@@ -45,6 +45,17 @@ def tiny_k3():
     return MODELS / "k3/tiny-k3"
 
 
+def stop_process(proc: subprocess.Popen, timeout: float = 15) -> None:
+    """SIGTERM, then SIGKILL when it is still there after `timeout` seconds; a process already gone is left."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Server:
     def __init__(self, model, args, log, env=None):
         self.port = free_port()
