@@ -97,7 +97,8 @@ def nvidia_engines(count):
     return [series("vllm:num_requests_running", vllm(VLLM_HEAD, str(e)), "1x30") for e in range(count)]
 
 
-def grace(values_grace, values_failing, watchdog=WATCHDOG):
+def grace(values_grace, values_failing, watchdog=None):
+    watchdog = watchdog or WATCHDOG
     return [series("inferops_vllm_watchdog_state", dict(watchdog, state="grace"), values_grace),
             series("inferops_vllm_watchdog_state", dict(watchdog, state="failing"), values_failing)]
 
