@@ -10,7 +10,10 @@ per resource. Plain Python: the module passes a `run(argv) -> (rc, out, err)`.
 
 from __future__ import annotations
 
+import configparser
 import datetime
+import fnmatch
+import glob
 import hashlib
 import json
 import os
@@ -41,27 +44,109 @@ def parse_dpkg_query(out: str) -> Dict[str, dict]:
     return packages
 
 
-def parse_rpm_query(out: str) -> Dict[str, dict]:
-    """`rpm -q --qf '%{NAME}\\t%{VERSION}-%{RELEASE}\\n'` lines; unknown names print a message, skipped."""
+RPM_QUERY_FORMAT = "%{NAME}\t%{VERSION}-%{RELEASE}\t%{EPOCHNUM}\t%{ARCH}\n"
+
+
+def nevra_forms(name: str, version: str, epoch: str = "0", arch: str = "") -> List[str]:
+    """The spellings of an installed package that dnf matches a spec against (its versionlock plugin's _match, as
+    community.general.dnf_versionlock copies it): name, name.arch, name-version ... name-epoch:version-release.arch."""
+    ver = version.rpartition("-")[0] or version
+    forms = [name, "%s-%s" % (name, ver), "%s-%s" % (name, version), "%s-%s:%s" % (name, epoch, ver),
+             "%s-%s:%s" % (name, epoch, version)]
+    if arch:
+        forms += ["%s.%s" % (name, arch), "%s-%s.%s" % (name, version, arch),
+                  "%s:%s-%s.%s" % (epoch, name, version, arch), "%s-%s:%s.%s" % (name, epoch, version, arch)]
+    return forms
+
+
+def rpm_locked(forms: List[str], locks: Iterable[str]) -> bool:
+    """An entry of dnf's versionlock list (a spec, often `name-epoch:version-release.*`) matches the package;
+    `!spec` entries exclude, they do not lock."""
+    return any(not lock.startswith("!") and any(fnmatch.fnmatchcase(form, lock) for form in forms) for lock in locks)
+
+
+def parse_rpm_query(out: str, names: Iterable[str] = (), locks: Iterable[str] = ()) -> Dict[str, dict]:
+    """`rpm -q --qf RPM_QUERY_FORMAT` lines (name, version-release, epoch, arch; two-column lines are read too);
+    unknown names print a message, skipped. hold: dnf's versionlock list locks it (`locks`, its entries). A name
+    asked as name-version-release(.arch), as a kernel's headers are, is answered under that name too."""
     packages = {}
+    names, locks = list(names), list(locks)
     for line in out.splitlines():
         parts = line.split("\t")
-        if len(parts) == 2:
-            packages[parts[0]] = {"version": parts[1], "hold": False}
+        if len(parts) not in (2, 4):
+            continue
+        name, version = parts[0], parts[1]
+        epoch, arch = (parts[2], parts[3]) if len(parts) == 4 else ("0", "")
+        forms = nevra_forms(name, version, epoch, arch)
+        packages[name] = {"version": version, "hold": rpm_locked(forms, locks)}
+        for asked in names:
+            if asked != name and asked in forms:
+                packages[asked] = packages[name]
     return packages
 
 
-def packages(names: List[str], run: Runner, dpkg_query: Optional[str], rpm: Optional[str]) -> Dict[str, Optional[dict]]:
-    """Installed version and hold state per name; None for a package that is not installed."""
+def packages(names: List[str], run: Runner, dpkg_query: Optional[str], rpm: Optional[str],
+             locks: Iterable[str] = ()) -> Dict[str, Optional[dict]]:
+    """Installed version and hold state per name; None for a package that is not installed. On rpm nodes
+    `locks` are the versionlock list's entries (versionlock_entries), which stand for apt's hold."""
     found: Dict[str, dict] = {}
     if names and dpkg_query:
         # dpkg-query exits 1 when a name is unknown but still prints the others
         _rc, out, _err = run([dpkg_query, "-W", "-f", "${Package}\t${Status}\t${Version}\n"] + names)
         found = parse_dpkg_query(out)
     elif names and rpm:
-        _rc, out, _err = run([rpm, "-q", "--qf", "%{NAME}\t%{VERSION}-%{RELEASE}\n"] + names)
-        found = parse_rpm_query(out)
+        _rc, out, _err = run([rpm, "-q", "--qf", RPM_QUERY_FORMAT] + names)
+        found = parse_rpm_query(out, names, locks)
     return {name: found.get(name) for name in names}
+
+
+def _ini(text: str) -> configparser.RawConfigParser:
+    """dnf's INI files as dnf reads them: no interpolation, a repeated key or section is not an error; a line
+    that is not INI is skipped (configparser raises after reading the rest)."""
+    parser = configparser.RawConfigParser(strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        pass
+    return parser
+
+
+def versionlock_entries(etc: str = "/etc") -> List[str]:
+    """The specs in dnf 4's versionlock list (EL 8/9): the file `locklist` in plugins/versionlock.conf names,
+    by default dnf/plugins/versionlock.list; [] where the plugin is not set up."""
+    conf = _ini(_read_text(os.path.join(etc, "dnf", "plugins", "versionlock.conf")))
+    path = conf.get("main", "locklist", fallback="") or os.path.join(etc, "dnf", "plugins", "versionlock.list")
+    return [line.strip() for line in _read_text(path).splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def parse_dnf_modules(texts: Iterable[str]) -> Dict[str, dict]:
+    """The texts of /etc/dnf/modules.d/*.module ([<module>] with stream, state, profiles) to
+    {module: {stream, state, profiles}}: what `dnf module enable/install` recorded, read without running dnf."""
+    modules = {}
+    for text in texts:
+        parser = _ini(text)
+        for section in parser.sections():
+            modules[parser.get(section, "name", fallback="") or section] = {
+                "stream": parser.get(section, "stream", fallback=""),
+                "state": parser.get(section, "state", fallback=""),
+                "profiles": [p for p in re.split(r"[\s,]+", parser.get(section, "profiles", fallback="")) if p]}
+    return modules
+
+
+def parse_dnf_repos(texts: Iterable[str]) -> Dict[str, dict]:
+    """The texts of /etc/yum.repos.d/*.repo to {repository id: {enabled}}; enabled is dnf's default (true)
+    where the section does not say."""
+    repos = {}
+    for text in texts:
+        parser = _ini(text)
+        for section in parser.sections():
+            if section != "main":
+                repos[section] = {"enabled": _flag(parser.get(section, "enabled", fallback="1")) is not False}
+    return repos
+
+
+def _read_all(pattern: str) -> List[str]:
+    return [_read_text(path) for path in sorted(glob.glob(pattern))]
 
 
 def parse_systemctl_show(out: str) -> dict:
@@ -212,9 +297,12 @@ def _given(want: dict, key: str) -> bool:
 def wanted_reads(wanted: Dict[str, Optional[dict]]) -> Dict[str, list]:
     """What the wanted steps name, to read in the same pass as the explicit lists: packages (with the
     ones whose version another follows), services, files (and those whose text a key needs), containers."""
-    reads: Dict[str, dict] = {"packages": {}, "services": {}, "files": {}, "text": {}, "containers": {}}
+    reads: Dict[str, dict] = {"packages": {}, "services": {}, "files": {}, "text": {}, "containers": {},
+                              "modules": {}, "repos": {}}
     for step in wanted.values():
         step = step or {}
+        for key in ("modules", "repos"):
+            reads[key].update(dict.fromkeys(step.get(key) or {}, True))
         for name, want in (step.get("packages") or {}).items():
             reads["packages"][name] = True
             if _given(want or {}, "version_of"):
@@ -338,6 +426,32 @@ def judge_service(name: str, want: dict, found: dict) -> List[str]:
     return why
 
 
+def judge_module(name: str, stream: object, found: Dict[str, dict]) -> List[str]:
+    """The dnf module's wanted stream is the enabled one (what `dnf module install name:stream` leaves)."""
+    if not stream:
+        return []
+    module = found.get(name) or {}
+    if module.get("state") == "disabled":
+        return ["dnf module %s: disabled, wanted stream %s" % (name, stream)]
+    if module.get("state") != "enabled" or not module.get("stream"):
+        return ["dnf module %s: no stream enabled, wanted %s" % (name, stream)]
+    if module["stream"] != str(stream):
+        return ["dnf module %s: stream %s enabled, not %s" % (name, module["stream"], stream)]
+    return []
+
+
+def judge_repo(name: str, want: dict, found: Dict[str, dict]) -> List[str]:
+    """enabled: the repository is defined in /etc/yum.repos.d and enabled (true) or not (false)."""
+    enabled = _flag(want.get("enabled"))
+    if enabled is None:
+        return []
+    if name not in found:
+        return ["repository %s: not defined in yum.repos.d" % name] if enabled else []
+    if found[name]["enabled"] != enabled:
+        return ["repository %s: %s" % (name, "disabled" if enabled else "enabled, not wanted")]
+    return []
+
+
 def judge_container(name: str, want: dict, found: dict) -> List[str]:
     if not found.get("exists"):
         return ["%s: no such container" % name]
@@ -355,11 +469,15 @@ def judge_container(name: str, want: dict, found: dict) -> List[str]:
 def judge_step(step: dict, node: dict) -> List[str]:
     """Why the node differs from one step's wanted state ([] where it does not). `node` holds what
     was read: packages, services, files, text (path: the text of files a key needs), containers,
-    groups ({group: [members]}) and users. `always` is a reason to run the step without judging
-    (what the data cannot express, e.g. dnf module streams)."""
+    groups ({group: [members]}), users, modules (dnf module streams) and repos (dnf repositories). `always`
+    is a reason to run the step without judging (what the data cannot express)."""
     why = [str(step["always"])] if step.get("always") else []
     for name, want in (step.get("packages") or {}).items():
         why += judge_package(name, want or {}, node["packages"])
+    for name, stream in (step.get("modules") or {}).items():
+        why += judge_module(name, stream, node.get("modules") or {})
+    for name, want in (step.get("repos") or {}).items():
+        why += judge_repo(name, want or {}, node.get("repos") or {})
     for path, want in (step.get("files") or {}).items():
         why += judge_file(path, want or {}, node["files"].get(path) or {}, node["text"].get(path))
     for name, want in (step.get("services") or {}).items():
@@ -391,7 +509,7 @@ def read_node(run: Runner, bins: Dict[str, Optional[str]], packages_: Iterable[s
               wanted: Optional[Dict[str, Optional[dict]]] = None, etc: str = "/etc") -> dict:
     """The module's whole answer: what the explicit lists and the wanted steps name, read once, and
     the steps judged. `bins` holds the paths of dpkg-query, rpm, systemctl and docker (None: absent).
-    Text read only to judge a step is not returned."""
+    Text, dnf modules and repositories read only to judge a step are not returned."""
     wanted = wanted or {}
     names = wanted_reads(wanted)
     read = list(read)
@@ -399,7 +517,10 @@ def read_node(run: Runner, bins: Dict[str, Optional[str]], packages_: Iterable[s
     def both(explicit, key):
         return list(dict.fromkeys(list(explicit) + names[key]))
 
-    found_packages = packages(both(packages_, "packages"), run, bins.get("dpkg-query"), bins.get("rpm"))
+    package_names = both(packages_, "packages")
+    # rpm has no hold: dnf's versionlock list stands for it (only where rpm answers)
+    locks = versionlock_entries(etc) if package_names and bins.get("rpm") and not bins.get("dpkg-query") else []
+    found_packages = packages(package_names, run, bins.get("dpkg-query"), bins.get("rpm"), locks)
     found_services = services(both(services_, "services"), run, bins.get("systemctl"))
     found_files = files([p for p in both(files_, "files") if p not in read], read)
     found_containers = containers(both(containers_, "containers"), run, bins.get("docker"))
@@ -408,7 +529,12 @@ def read_node(run: Runner, bins: Dict[str, Optional[str]], packages_: Iterable[s
         if found_files[path].get("exists") and not found_files[path].get("isdir"):
             text[path] = found_files[path].get("content") if path in read else _read_text(path)
     node = {"packages": found_packages, "services": found_services, "files": found_files, "text": text,
-            "containers": found_containers, "groups": {}, "users": []}
+            "containers": found_containers, "groups": {}, "users": [], "modules": {}, "repos": {}}
+    # dnf's own files, not dnf: a dnf run costs seconds and may refresh metadata over the network
+    if names["modules"]:
+        node["modules"] = parse_dnf_modules(_read_all(os.path.join(etc, "dnf", "modules.d", "*.module")))
+    if names["repos"]:
+        node["repos"] = parse_dnf_repos(_read_all(os.path.join(etc, "yum.repos.d", "*.repo")))
     # /etc/group and /etc/passwd only where a step names groups or users
     if any(step and (step.get("groups") or step.get("users")) for step in wanted.values()):
         node["groups"] = parse_group(_read_text(os.path.join(etc, "group")))

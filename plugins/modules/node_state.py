@@ -17,7 +17,9 @@ version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 options:
   packages:
-    description: Package names to look up with C(dpkg-query) (or C(rpm) where there is no dpkg).
+    description:
+      - Package names to look up with C(dpkg-query) (or C(rpm) where there is no dpkg).
+      - With C(rpm), a name may also be given as name-version-release(.arch), as a running kernel's headers are.
     type: list
     elements: str
     default: []
@@ -56,7 +58,8 @@ options:
         C(packages), by package name, a dict of C(present) (default true; false, not installed; null, only its hold
         is judged, where it is installed), C(version) (a prefix the installed version must start with, as
         C(apt install name=<version>*) matches), C(version_of) (another package, whose installed upstream version is
-        the prefix, for add-ons that must match the driver exactly) and C(hold) (true, on hold where installed).
+        the prefix, for add-ons that must match the driver exactly) and C(hold) (true, on hold where installed;
+        versionlocked on rpm nodes, see RV(packages)).
       - >-
         C(files), by path, a dict of C(exists), C(isdir), C(mode), C(content) (the exact text, compared by SHA-1 as
         M(ansible.builtin.copy) does), C(checksum) (its SHA-1; use it, not C(content), for a file that holds a secret,
@@ -66,11 +69,17 @@ options:
         recursively into objects; what a recursive merge of them would not change).
       - C(services), by unit, a dict of C(active) and C(enabled).
       - >-
+        C(modules), by DNF module, the stream that must be enabled (read from C(/etc/dnf/modules.d/*.module), what
+        C(dnf module enable) or C(dnf module install) records; dnf is not run).
+      - >-
+        C(repos), by DNF repository id, a dict of C(enabled) (read from C(/etc/yum.repos.d/*.repo); a repository
+        that no file defines differs where it must be enabled).
+      - >-
         C(groups), by group, the members it must list (read from C(/etc/group)); C(users), names that must exist
         (read from C(/etc/passwd)).
       - C(containers), by name, a dict of C(running) and C(labels) (label values the container must have).
       - C(always), a reason to run the step without judging it (what the data cannot express).
-      - A file's text read only to judge a step is not returned.
+      - A file's text, the DNF modules and the repositories read only to judge a step are not returned.
     type: dict
     default: {}
 extends_documentation_fragment:
@@ -114,7 +123,10 @@ EXAMPLES = r"""
 
 RETURN = r"""
 packages:
-  description: Per name, C(version) and C(hold) of the installed package, or null when it is not installed.
+  description:
+    - Per name, C(version) and C(hold) of the installed package, or null when it is not installed.
+    - C(hold) is C(apt-mark hold) on dpkg nodes; on rpm nodes, an entry of dnf's versionlock list
+      (C(/etc/dnf/plugins/versionlock.list), or the C(locklist) its C(versionlock.conf) names) locks the package.
   returned: always
   type: dict
   sample: {docker.io: {version: "20.10.24+dfsg1-1+b3", hold: false}, nvidia-open: null}

@@ -243,3 +243,124 @@ def test_read_node_reads_what_the_wanted_state_names_and_returns_no_judged_text(
     # no wanted state: the result of before, with no steps
     bare = node_state.read_node(fake_run, bins, files_=[str(secret)])
     assert bare["steps"] == {} and set(bare) == {"packages", "services", "files", "images", "containers", "steps"}
+
+
+# EL 9 as dnf leaves it: /etc/dnf/modules.d after `dnf module install nvidia-driver:580-open` and
+# `dnf module disable nodejs`, Rocky's repository file with CRB as shipped (disabled) and after
+# `dnf config-manager --set-enabled crb`, and the versionlock plugin's list after locking '*nvidia*580*'.
+NVIDIA_MODULE = "[nvidia-driver]\nname=nvidia-driver\nstream=580-open\nprofiles=default\nstate=enabled\n\n"
+NODEJS_MODULE = "[nodejs]\nname=nodejs\nstream=\nprofiles=\nstate=disabled\n\n"
+ROCKY_REPO = """[baseos]
+name=Rocky Linux $releasever - BaseOS
+mirrorlist=https://mirrors.rockylinux.org/mirrorlist?arch=$basearch&repo=BaseOS-$releasever$rltype
+#baseurl=http://dl.rockylinux.org/$contentdir/$releasever/BaseOS/$basearch/os/
+gpgcheck=1
+enabled=1
+countme=1
+metadata_expire=6h
+gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9
+
+[crb]
+name=Rocky Linux $releasever - CRB
+mirrorlist=https://mirrors.rockylinux.org/mirrorlist?arch=$basearch&repo=CRB-$releasever$rltype
+#baseurl=http://dl.rockylinux.org/$contentdir/$releasever/CRB/$basearch/os/
+gpgcheck=1
+enabled={crb}
+metadata_expire=6h
+gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9
+"""
+CUDA_REPO = ("[cuda]\nbaseurl = https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/\ngpgcheck = 1\n"
+             "gpgkey = https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/D42D0685.pub\n"
+             "name = NVIDIA CUDA\n\n")
+VERSIONLOCK_LIST = ("# Added lock on Tue Dec  1 10:00:00 2026\nnvidia-driver-3:580.95.05-1.el9.*\n"
+                    "# Added lock on Tue Dec  1 10:00:00 2026\nkmod-nvidia-open-dkms-3:580.95.05-1.el9.*\n"
+                    "!nvidia-driver-cuda-3:590.44.01-1.el9.*\n")
+
+
+def test_dnf_modules_d_files():
+    modules = node_state.parse_dnf_modules([NVIDIA_MODULE, NODEJS_MODULE, "not ini\n"])
+    assert modules == {"nvidia-driver": {"stream": "580-open", "state": "enabled", "profiles": ["default"]},
+                       "nodejs": {"stream": "", "state": "disabled", "profiles": []}}
+
+
+def test_yum_repos_d_files():
+    repos = node_state.parse_dnf_repos([ROCKY_REPO.format(crb=0), CUDA_REPO, "[broken\nenabled=1\n"])
+    assert repos == {"baseos": {"enabled": True}, "crb": {"enabled": False}, "cuda": {"enabled": True}}
+    assert node_state.parse_dnf_repos([ROCKY_REPO.format(crb="1")])["crb"] == {"enabled": True}
+
+
+def test_rpm_lines_with_epoch_and_arch_versionlock_and_names_with_versions():
+    out = ("nvidia-driver\t580.95.05-1.el9\t3\tx86_64\n"
+           "nvidia-driver-cuda\t590.44.01-1.el9\t3\tx86_64\n"
+           "kernel-devel\t5.14.0-503.14.1.el9_5\t0\tx86_64\n"
+           "package nvidia-fabric-manager is not installed\n")
+    entries = [line for line in VERSIONLOCK_LIST.splitlines() if line and not line.startswith("#")]
+    found = node_state.parse_rpm_query(out, ["nvidia-driver", "kernel-devel-5.14.0-503.14.1.el9_5.x86_64"], entries)
+    assert found["nvidia-driver"] == {"version": "580.95.05-1.el9", "hold": True}
+    assert found["nvidia-driver-cuda"]["hold"] is False  # an exclude (!spec) is no lock
+    assert found["kernel-devel-5.14.0-503.14.1.el9_5.x86_64"] == {"version": "5.14.0-503.14.1.el9_5", "hold": False}
+    # a lock at another version, and a raw glob (dnf_versionlock raw=true) as dnf matches it
+    assert not node_state.parse_rpm_query(out, (), ["nvidia-driver-3:580.82.07-1.el9.*"])["nvidia-driver"]["hold"]
+    assert node_state.parse_rpm_query(out, (), ["*nvidia*580*"])["nvidia-driver"]["hold"]
+
+
+def test_versionlock_list_where_versionlock_conf_says(tmp_path):
+    plugins = tmp_path / "dnf" / "plugins"
+    plugins.mkdir(parents=True)
+    assert node_state.versionlock_entries(str(tmp_path)) == []  # no plugin
+    (plugins / "versionlock.list").write_text(VERSIONLOCK_LIST)
+    assert node_state.versionlock_entries(str(tmp_path))[0] == "nvidia-driver-3:580.95.05-1.el9.*"
+    elsewhere = tmp_path / "locks.list"
+    elsewhere.write_text("nvidia-imex-3:580.95.05-1.el9.*\n")
+    (plugins / "versionlock.conf").write_text("[main]\nenabled = 1\nlocklist = %s\n" % elsewhere)
+    assert node_state.versionlock_entries(str(tmp_path)) == ["nvidia-imex-3:580.95.05-1.el9.*"]
+
+
+def test_module_streams_and_repositories_judged():
+    state = node(modules=node_state.parse_dnf_modules([NVIDIA_MODULE, NODEJS_MODULE]),
+                 repos=node_state.parse_dnf_repos([ROCKY_REPO.format(crb=0), CUDA_REPO]))
+    wanted = {"same": {"modules": {"nvidia-driver": "580-open"}, "repos": {"cuda": {"enabled": True},
+                                                                           "baseos": {"enabled": None}}},
+              "other": {"modules": {"nvidia-driver": "580-dkms", "nodejs": "20", "nvidia-imex": "580"},
+                        "repos": {"crb": {"enabled": True}, "codeready-builder-for-rhel-9-x86_64-rpms": {"enabled": True},
+                                  "baseos": {"enabled": False}, "epel": {"enabled": False}}}}
+    steps = node_state.judge(wanted, state)
+    assert steps["same"] == {"differs": False, "why": []}
+    assert steps["other"]["why"] == [
+        "dnf module nvidia-driver: stream 580-open enabled, not 580-dkms",
+        "dnf module nodejs: disabled, wanted stream 20",
+        "dnf module nvidia-imex: no stream enabled, wanted 580",
+        "repository crb: disabled",
+        "repository codeready-builder-for-rhel-9-x86_64-rpms: not defined in yum.repos.d",
+        "repository baseos: enabled, not wanted"]
+
+
+def test_read_node_on_el9_reads_dnf_files_not_dnf(tmp_path):
+    (tmp_path / "dnf" / "modules.d").mkdir(parents=True)
+    (tmp_path / "dnf" / "plugins").mkdir()
+    (tmp_path / "yum.repos.d").mkdir()
+    (tmp_path / "dnf" / "modules.d" / "nvidia-driver.module").write_text(NVIDIA_MODULE)
+    (tmp_path / "dnf" / "plugins" / "versionlock.list").write_text(VERSIONLOCK_LIST)
+    (tmp_path / "yum.repos.d" / "rocky.repo").write_text(ROCKY_REPO.format(crb=1))
+    calls = []
+
+    def fake_run(argv):
+        calls.append(argv)
+        assert argv[:4] == ["rpm", "-q", "--qf", node_state.RPM_QUERY_FORMAT], argv  # never dnf
+        return 0, "nvidia-driver\t580.95.05-1.el9\t3\tx86_64\npackage epel-release is not installed\n", ""
+
+    wanted = {"install": {"packages": {"nvidia-driver": {"hold": True}, "epel-release": {}},
+                          "modules": {"nvidia-driver": "580-open"}, "repos": {"crb": {"enabled": True}}}}
+    bins = {"dpkg-query": None, "rpm": "rpm", "systemctl": None, "docker": None}
+    result = node_state.read_node(fake_run, bins, wanted=wanted, etc=str(tmp_path))
+    assert result["steps"]["install"]["why"] == ["epel-release: not installed"]
+    assert result["packages"]["nvidia-driver"] == {"version": "580.95.05-1.el9", "hold": True}
+    assert len(calls) == 1 and "modules" not in result and "repos" not in result
+    (tmp_path / "dnf" / "modules.d" / "nvidia-driver.module").write_text(NVIDIA_MODULE.replace("580-open", "570-open"))
+    assert node_state.read_node(fake_run, bins, wanted=wanted, etc=str(tmp_path))["steps"]["install"]["why"] == [
+        "epel-release: not installed", "dnf module nvidia-driver: stream 570-open enabled, not 580-open"]
+    # dpkg nodes keep apt-mark's hold: the versionlock list is not theirs
+    bins = {"dpkg-query": "dpkg-query", "rpm": "rpm", "systemctl": None, "docker": None}
+    dpkg = node_state.read_node(lambda argv: (0, "nvidia-driver\tinstall ok installed\t580.95.05-1\n", ""), bins,
+                                packages_=["nvidia-driver"], etc=str(tmp_path))
+    assert dpkg["packages"]["nvidia-driver"]["hold"] is False
