@@ -2,14 +2,19 @@
 render every OS-specific value a role would use there (repositories, keys, packages, DKMS headers,
 the branch lock or hold, the OS vars file its loader picks) from the role's real files, and compare
 with the vendors' documented layouts in fixtures/os/<os>.yml. Repositories are rendered through
-os_packages, as the roles include it. meta/main.yml may claim only what Molecule or these tests cover."""
+os_packages, as the roles include it. meta/main.yml may claim only what Molecule or these tests cover.
+The driver roles' wanted states are rendered too, and judged by node_state against a node written as the
+roles' modules leave it (EL 9: DNF module stream, versionlock, CRB), so a converged node skips the install."""
 import ast
+import configparser
+import json
 from pathlib import Path
 
 import pytest
 import yaml
 
 from role_render import ROLES, ROOT, Role, load, module_of, os_packages_callers, tasks_of
+from ansible_collections.inferops.vllm.plugins.module_utils import node_state  # after role_render: its loader
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "os").glob("*.yml"))
 # Roles whose OS-specific values this file renders, and their loader task file.
@@ -37,10 +42,12 @@ def cases():
                 yield pytest.param(path, distribution, arch, id="%s-%s-%s" % (path.stem, distribution, arch))
 
 
-def expected(fix: dict, role: str, arch: str, role_defaults: dict) -> dict:
-    """The fixture's section for the role, with {cuda_arch}... filled in for this architecture."""
+def expected(fix: dict, role: str, arch: str, role_defaults: dict, distribution: str = "") -> dict:
+    """The fixture's section for the role, with {cuda_arch}... filled in for this architecture (and
+    {crb_repo} for this distribution)."""
     fill = dict(fix["architectures"][arch], branch=role_defaults.get("nvidia_driver_branch"),
                 rocm_version=role_defaults.get("rocm_version"))
+    fill["crb_repo"] = fix.get("crb_repo", {}).get(distribution, "").format(**fill)
 
     def walk(value):
         if isinstance(value, str):
@@ -108,7 +115,15 @@ def nvidia_driver(role: Role, family: str) -> dict:
         assert hold["selection"] == "hold"
         out.update(suite=deb822(repo["suites"]), keyring=repo["signed_by"], keyring_package_url=dest["url"],
                    packages=packages, hold="dpkg_selections",
-                   branch_lock=role.args("install-Debian.yml", "ansible.builtin.apt")["name"])
+                   branch_lock=role.args("install-Debian.yml", "ansible.builtin.apt")["name"],
+                   keyring_list=role.render(os_data["keyring_list"]))
+        # NVIDIA's own repository: the keyring's list (the same URL as the role's source) is left alone
+        assert "ansible.builtin.file" not in setup
+        assert out["keyring_list"] not in role.render("{{ nvidia_driver_wanted.install.files }}")
+        nvidia_driver_mirror_on_apt(role, out["keyring_list"])
+        # EPEL and CRB are EL's: never on apt nodes
+        assert not role.runs(epel_include(), role.variables)
+        assert "repos" not in role.render("{{ nvidia_driver_wanted.install }}")
     else:
         [repo] = setup["ansible.builtin.yum_repository"]
         assert repo["baseurl"] == out["repo"] and repo["gpgcheck"] is True
@@ -120,7 +135,74 @@ def nvidia_driver(role: Role, family: str) -> dict:
         out.update(gpgkey=repo["gpgkey"], module_streams=streams,
                    versionlock={"plugin": role.args("install-RedHat.yml", "ansible.builtin.dnf")["name"],
                                 "patterns": lock["name"]})
+        out["epel"] = nvidia_driver_epel(role)
     return out
+
+
+def epel_include() -> dict:
+    [include] = [t for t in tasks_of("nvidia_driver", "install.yml") if "epel.yml" in str(t)]
+    return include
+
+
+def nvidia_driver_mirror_on_apt(role: Role, keyring_list: str) -> None:
+    """With a site mirror, the source list cuda-keyring installs (NVIDIA's URL) is removed before apt first
+    reads the lists, and the wanted state has it gone: nothing the role leaves points apt at NVIDIA."""
+    mirror = "https://mirror.example/cuda/ubuntu/"
+    role.variables["nvidia_driver_repo_url"] = mirror
+    role.set_facts("os_vars.yml", "Resolve settings")
+    setup = role.repository("install.yml")
+    assert setup["ansible.builtin.file"] == [{"path": keyring_list, "state": "absent"}], setup
+    [repo] = setup["ansible.builtin.deb822_repository"]
+    [download] = setup["ansible.builtin.get_url"]
+    assert repo["uris"] == mirror and download["url"] == mirror + "cuda-keyring_1.1-1_all.deb"
+    assert "nvidia.com" not in json.dumps(setup, default=str), setup
+    files = role.render("{{ nvidia_driver_wanted.install.files }}")
+    assert files[keyring_list] == {"exists": False}
+    assert "nvidia.com" not in json.dumps(files, default=str)
+    # keyring package, then its list removed, then the role's source, then apt update (flush_handlers)
+    order = [module_of(t) for t in tasks_of("os_packages", "repository-Debian.yml")]
+    removed = [t for t in tasks_of("os_packages", "repository-Debian.yml")
+               if module_of(t) == "ansible.builtin.file" and t["ansible.builtin.file"].get("state") == "absent"]
+    assert len(removed) == 1 and removed[0]["notify"] == "Refresh the package lists for the new repository"
+    at = tasks_of("os_packages", "repository-Debian.yml").index(removed[0])
+    assert order.index("ansible.builtin.deb822_repository") > at > max(
+        i for i, t in enumerate(tasks_of("os_packages", "repository-Debian.yml"))
+        if "deb" in (t.get("ansible.builtin.apt") or {}))
+    assert order.index("ansible.builtin.meta") > order.index("ansible.builtin.deb822_repository")
+    role.variables["nvidia_driver_repo_url"] = ""
+    role.set_facts("os_vars.yml", "Resolve settings")
+
+
+def nvidia_driver_epel(role: Role) -> dict:
+    """EL: for both (DKMS) streams, EPEL's release package and CRB, judged in the install step; with a site
+    mirror, that mirror (with its key) instead of epel-release; none of it with nvidia_driver_enable_epel false."""
+    epel = {}
+    for modules in ("proprietary", "open"):
+        role.variables["nvidia_driver_kernel_modules"] = modules
+        role.set_facts("os_vars.yml", "Resolve settings")
+        assert role.runs(epel_include(), role.variables), modules
+        epel = {"packages": role.args("epel.yml", "ansible.builtin.dnf")["name"],
+                "crb": role.args("epel.yml", "community.general.dnf_config_manager")["name"]}
+        assert role.args("epel.yml", "community.general.dnf_config_manager")["state"] == "enabled"
+        wanted = role.render("{{ nvidia_driver_wanted.install }}")
+        assert wanted["repos"] == {epel["crb"][0]: {"enabled": True}}
+        for name in epel["packages"]:
+            assert wanted["packages"][name] == {"present": True}, name
+    mirror, key = "https://mirror.example/epel/9/Everything/$basearch/", "https://mirror.example/epel/RPM-GPG-KEY-EPEL-9"
+    role.variables.update(nvidia_driver_epel_repo_url=mirror, nvidia_driver_epel_key_url=key)
+    [repo] = role.repository("epel.yml")["ansible.builtin.yum_repository"]
+    assert (repo["name"], repo["baseurl"], repo["gpgkey"], repo["gpgcheck"]) == ("epel-mirror", mirror, key, True)
+    assert role.args("epel.yml", "ansible.builtin.dnf")["name"] == ["dnf-plugins-core"]
+    wanted = role.render("{{ nvidia_driver_wanted.install }}")
+    assert "epel-release" not in wanted["packages"]
+    assert wanted["files"]["/etc/yum.repos.d/epel-mirror.repo"] == {
+        "lines": ["baseurl = " + mirror, "gpgcheck = 1", "gpgkey = " + key]}
+    role.variables.update(nvidia_driver_epel_repo_url="", nvidia_driver_epel_key_url="", nvidia_driver_enable_epel=False)
+    assert not role.runs(epel_include(), role.variables)
+    wanted = role.render("{{ nvidia_driver_wanted.install }}")
+    assert wanted["repos"] == {} and not {"epel-release", "dnf-plugins-core"} & set(wanted["packages"])
+    role.variables["nvidia_driver_enable_epel"] = True
+    return epel
 
 
 def container_runtime(role: Role, family: str) -> dict:
@@ -167,8 +249,18 @@ def rocm(role: Role, family: str) -> dict:
                          "Architectures: " + repo["architectures"], "Signed-By: " + key["dest"]], lines
     hold = role.args("changes.yml", "ansible.builtin.dpkg_selections", extra={"item": "rocm-core"})
     assert hold["selection"] == "hold"
+    # the kernel's headers, then amdgpu-dkms (which builds against them), both judged in the one read
+    installs = [t for t in tasks_of("rocm", "changes.yml") if "ansible.builtin.apt" in t]
+    assert all(role.runs(t, role.variables) for t in installs)
+    headers, dkms = (role.args("changes.yml", "ansible.builtin.apt", nth)["name"] for nth in (0, 1))
+    wanted = role.render("{{ rocm_wanted.changes.packages }}")
+    assert wanted[headers] == {"present": True} and wanted[dkms]["present"] is True
+    for setting, value in (("rocm_kernel_headers", "skip"), ("rocm_install_dkms", False)):
+        role.variables[setting] = value
+        assert not role.runs(installs[0], role.variables) and headers not in role.render("{{ rocm_wanted_packages }}")
+    role.variables.update(rocm_kernel_headers="install", rocm_install_dkms=True)
     return {"vars_file": role.vars_file.name, "repos": repos, "key_url": key["url"], "keyring": key["dest"],
-            "dkms_package": role.args("changes.yml", "ansible.builtin.apt")["name"], "hold": "dpkg_selections"}
+            "dkms_package": dkms, "kernel_headers": headers, "hold": "dpkg_selections"}
 
 
 def vllm_router(role: Role, family: str) -> dict:
@@ -209,7 +301,8 @@ def test_roles_render_the_documented_paths(path, distribution, arch):
         if RENDERED[name]:
             role.load_os_vars(RENDERED[name])
         rendered = globals()[name](role, fix["facts"]["os_family"])
-        assert rendered == expected(fix, name, arch, role.variables), "%s on %s %s" % (name, distribution, arch)
+        assert rendered == expected(fix, name, arch, role.variables, distribution), "%s on %s %s" % (
+            name, distribution, arch)
 
 
 def test_every_os_vars_file_is_what_a_tested_os_loads():
@@ -269,3 +362,114 @@ def test_node_python_parses_what_runs_on_the_node(path):
     major, minor = (int(x) for x in fixture(path)["node_python"].split("."))
     for source in NODE_PYTHON_FILES:
         ast.parse(source.read_text(), str(source), feature_version=(major, minor))
+
+
+def el9_cases():
+    fix = fixture(Path(__file__).parent / "fixtures" / "os" / "el9.yml")
+    return [pytest.param(fix, distribution, id=distribution)
+            for distribution in [fix["facts"]["distribution"]] + fix["also_distributions"]]
+
+
+# What rpm answers on a converged EL 9 node (asked names to `rpm -q --qf` lines): the 580 open stream's driver
+# (NVIDIA's RPMs carry epoch 3), the kernel's headers asked by name-version-release.arch.
+EL9_RPMS = {
+    "nvidia-driver": "nvidia-driver\t580.95.05-1.el9\t3\tx86_64",
+    "python3-dnf-plugin-versionlock": "python3-dnf-plugin-versionlock\t4.3.0-16.el9\t0\tnoarch",
+    "kernel-devel-5.14.0-503.14.1.el9_5.x86_64": "kernel-devel\t5.14.0-503.14.1.el9_5\t0\tx86_64",
+    "dnf-plugins-core": "dnf-plugins-core\t4.3.0-16.el9\t0\tnoarch",
+    "epel-release": "epel-release\t9-8.el9\t0\tnoarch",
+    "nvidia-fabric-manager": "nvidia-fabric-manager\t580.95.05-1.el9\t3\tx86_64",
+}
+# the versionlock plugin's list after dnf_versionlock locked '*nvidia*580*' (one entry per installed NEVR)
+EL9_LOCKS = ("# Added lock on Tue Dec  1 10:00:00 2026\nnvidia-driver-3:580.95.05-1.el9.*\n"
+             "# Added lock on Tue Dec  1 10:00:00 2026\nnvidia-driver-libs-3:580.95.05-1.el9.*\n"
+             "# Added lock on Tue Dec  1 10:00:00 2026\nkmod-nvidia-open-dkms-3:580.95.05-1.el9.*\n")
+# /etc/dnf/modules.d/nvidia-driver.module as `dnf module install nvidia-driver:580-open` leaves it
+EL9_MODULE = "[nvidia-driver]\nname=nvidia-driver\nstream={stream}\nprofiles=default\nstate=enabled\n\n"
+# the distribution's file that defines CRB (RHEL's subscription-manager file, the rebuilds' own)
+EL9_CRB_FILES = {"RedHat": "redhat.repo", "Rocky": "rocky.repo", "AlmaLinux": "almalinux-crb.repo"}
+
+
+def write_el9_node(root: Path, role: Role, distribution: str, stream: str = "580-open", crb_enabled: str = "1",
+                   locks: str = EL9_LOCKS) -> None:
+    """A converged EL 9 node under root, its files as the role's modules leave them: cuda.repo as
+    yum_repository writes os_packages' rendered arguments, the module stream, the lock list, CRB enabled
+    (as dnf config-manager leaves it), nouveau blacklisted."""
+    etc = root / "etc"
+    for folder in ("yum.repos.d", "dnf/modules.d", "dnf/plugins", "modprobe.d"):
+        (etc / folder).mkdir(parents=True, exist_ok=True)
+    [cuda] = role.repository("install.yml")["ansible.builtin.yum_repository"]
+    repo = configparser.RawConfigParser()
+    repo.add_section(cuda["name"])
+    params = {"baseurl": cuda["baseurl"], "gpgcheck": str(int(cuda["gpgcheck"])), "gpgkey": cuda["gpgkey"],
+              "name": cuda["description"]}
+    for key in sorted(params):  # yum_repository's order
+        repo.set(cuda["name"], key, params[key])
+    with open(etc / "yum.repos.d" / ("%s.repo" % cuda["name"]), "w") as fh:
+        repo.write(fh)
+    crb = role.render("{{ nvidia_driver_crb }}")
+    (etc / "yum.repos.d" / EL9_CRB_FILES[distribution]).write_text(
+        "[%s]\nname = CodeReady Builder\nbaseurl = https://mirror.example/9/CRB/$basearch/os/\ngpgcheck = 1\n"
+        "enabled = %s\n\n[%s-debug]\nname = CodeReady Builder debug\nbaseurl = https://mirror.example/9/CRB/debug/\n"
+        "enabled = 0\n" % (crb, crb_enabled, crb))
+    if stream:
+        (etc / "dnf" / "modules.d" / "nvidia-driver.module").write_text(EL9_MODULE.format(stream=stream))
+    (etc / "dnf" / "plugins" / "versionlock.list").write_text(locks)
+    (etc / "modprobe.d" / "blacklist-nouveau.conf").write_text("blacklist nouveau\n")
+
+
+def read_el9_node(root: Path, role: Role) -> dict:
+    """node_state's one read in the role's main.yml, on the node under root (absolute paths moved there)."""
+    def moved(step):
+        if not step or not step.get("files"):
+            return step
+        return dict(step, files={str(root) + path: want for path, want in step["files"].items()})
+
+    def rpm(argv):
+        assert argv[:3] == ["rpm", "-q", "--qf"] and argv[3] == node_state.RPM_QUERY_FORMAT, argv
+        return 0, "".join(EL9_RPMS[name] + "\n" if name in EL9_RPMS else "package %s is not installed\n" % name
+                          for name in argv[4:]), ""
+
+    def run(argv):
+        if argv[0] == "systemctl":
+            return 0, "LoadState=loaded\nActiveState=active\nUnitFileState=enabled\n", ""
+        return rpm(argv)
+
+    [read] = [t for t in tasks_of("nvidia_driver", "main.yml") if "inferops.vllm.node_state" in t]
+    args = role.render(read["inferops.vllm.node_state"])
+    wanted = {name: moved(step) for name, step in args["wanted"].items()}
+    bins = {"dpkg-query": None, "rpm": "rpm", "systemctl": "systemctl", "docker": None}
+    return node_state.read_node(run, bins, packages_=args["packages"], files_=[str(root) + p for p in args["files"]],
+                                wanted=wanted, etc=str(root / "etc"))
+
+
+@pytest.mark.parametrize("fix,distribution", el9_cases())
+def test_a_converged_el9_node_skips_the_install_path(tmp_path, fix, distribution):
+    """EL 9 (issue 29): the install step judges the DNF module stream, its lock, CRB, EPEL and the CUDA
+    repository; a converged node differs in nothing and skips install.yml, Fabric Manager and persistenced;
+    another stream, none, a disabled CRB or a missing lock runs it, saying why."""
+    role = Role("nvidia_driver", facts(fix, distribution, "x86_64"))
+    role.load_os_vars("os_vars.yml")
+    role.set_facts("os_vars.yml", "Resolve settings")
+    [install] = [t for t in tasks_of("nvidia_driver", "main.yml")
+                 if "install.yml" in str(t.get("ansible.builtin.include_tasks"))]
+
+    def judged(**node):
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        write_el9_node(root, role, distribution, **node)
+        state = read_el9_node(root, role)
+        runs = role.runs(install, dict(role.variables, nvidia_driver_state=state, nvidia_driver_vendor={"action": "install"}))
+        assert runs == state["steps"]["install"]["differs"]
+        return state
+
+    state = judged()
+    assert {name: step["why"] for name, step in state["steps"].items()} == {
+        "install": [], "persistenced": [], "fabric_manager": [], "imex": []}
+    assert role.render("{{ nvidia_driver_converged }}", {"nvidia_driver_state": state}) is True
+    assert state["packages"]["nvidia-driver"] == {"version": "580.95.05-1.el9", "hold": True}
+    crb = role.render("{{ nvidia_driver_crb }}")
+    assert judged(stream="570-open")["steps"]["install"]["why"] == [
+        "dnf module nvidia-driver: stream 570-open enabled, not 580-open"]
+    assert judged(stream="")["steps"]["install"]["why"] == ["dnf module nvidia-driver: no stream enabled, wanted 580-open"]
+    assert judged(crb_enabled="0")["steps"]["install"]["why"] == ["repository %s: disabled" % crb]
+    assert judged(locks="")["steps"]["install"]["why"] == ["nvidia-driver: not on hold"]
