@@ -85,7 +85,8 @@ if ((${#fleet[@]})); then
   timed standin_repo
   timed start_registry
   INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
-  export INFEROPS_STANDIN_VLLM_DIGEST
+  INFEROPS_GPU_CHECK_IMAGE=$(push_image "$STANDIN_VLLM_IMAGE" inferops/gpu-check:test)
+  export INFEROPS_STANDIN_VLLM_DIGEST INFEROPS_GPU_CHECK_IMAGE
   if [[ " ${fleet[*]} " == *" weights "* ]]; then
     # the store host's Hub client, and the Hub stand-in it downloads from (as molecule/serve)
     timed build_hub_client_image

@@ -87,7 +87,10 @@ molecule_images() {
   timed standin_repo
   INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
   INFEROPS_STANDIN_VLLM_DIGEST_B=$(push_image local/inferops-standin-vllm:variant-b inferops/standin-vllm:variant-b)
-  export INFEROPS_STANDIN_VLLM_DIGEST INFEROPS_STANDIN_VLLM_DIGEST_B
+  # the container runtime's GPU check (molecule/hosts) pulls the same image under a name of its own:
+  # molecule/serve counts the registry's fetches of inferops/standin-vllm while hosts runs beside it
+  INFEROPS_GPU_CHECK_IMAGE=$(push_image "$STANDIN_VLLM_IMAGE" inferops/gpu-check:test)
+  export INFEROPS_STANDIN_VLLM_DIGEST INFEROPS_STANDIN_VLLM_DIGEST_B INFEROPS_GPU_CHECK_IMAGE
   # the GPU exporter stand-ins, pulled by digest as the real exporters are (molecule/hosts)
   INFEROPS_STANDIN_DCGM_EXPORTER_DIGEST=$(push_image "$STANDIN_DCGM_EXPORTER_IMAGE" inferops/standin-dcgm-exporter:test)
   INFEROPS_STANDIN_AMD_EXPORTER_DIGEST=$(push_image "$STANDIN_AMD_EXPORTER_IMAGE" inferops/standin-amd-exporter:test)
@@ -191,15 +194,43 @@ stage_build() {
 stage_molecule() {
   timed wait_for_images
   molecule_images
-  local scenarios=${MOLECULE_SCENARIOS:-}
-  if [[ -z $scenarios ]]; then
-    # every scenario but the nodes of the lab (scripts/lab.sh) and the benchmarks (scripts/bench.sh)
-    scenarios=$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -n1 basename | grep -vxE 'lab|bench' | sort)
-  fi
   # the nodes' Debian mirror (the machine's): a proxied scenario (hgx) lists it in no_proxy
   INFEROPS_DEBIAN_MIRROR_HOST=$(debian_mirror | sed -E 's#^[a-z]+://([^/:]+).*#\1#')
   export INFEROPS_DEBIAN_MIRROR_HOST
-  for s in $scenarios; do timed molecule test -s "$s"; done
+  if [[ -n ${MOLECULE_SCENARIOS:-} ]]; then
+    for s in $MOLECULE_SCENARIOS; do timed molecule test -s "$s"; done
+    return 0
+  fi
+  # every scenario but the nodes of the lab (scripts/lab.sh) and the benchmarks (scripts/bench.sh), in two
+  # lanes side by side: one scenario leaves much of the two CPUs idle (apt, dpkg and dockerd in the nodes wait
+  # on the disk). The scenarios share no node, port or address; hosts, the longest, has a lane of its own.
+  local others
+  others=$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -n1 basename |
+           grep -vxE 'lab|bench|hosts' | sort | tr '\n' ' ')
+  molecule_lane hosts & local lane_hosts=$!
+  # shellcheck disable=SC2086
+  molecule_lane $others & local lane_others=$!
+  local failed=0
+  wait "$lane_hosts" || failed=1
+  wait "$lane_others" || failed=1
+  ((failed == 0)) || die "a Molecule scenario failed (its whole log is above)"
+}
+
+# molecule_lane SCENARIO...: each in turn, its output in $LOG_DIR/molecule-SCENARIO.log, printed whole
+# when it fails (then the lane stops).
+molecule_lane() {
+  local s log start rc
+  for s in "$@"; do
+    log=$LOG_DIR/molecule-$s.log start=$SECONDS rc=0
+    molecule test -s "$s" >"$log" 2>&1 || rc=$?
+    printf '### %-40s %4ss rc=%s\n' "molecule test -s $s" "$((SECONDS - start))" "$rc" >&2
+    if ((rc != 0)); then
+      cat "$log" >&2
+      printf 'ERROR: molecule scenario %s failed (log: %s)\n' "$s" "$log" >&2
+      return 1
+    fi
+    grep -A20 '^PLAY RECAP' "$log" | tail -n 20 >&2 || true
+  done
 }
 
 # The README's first command, end to end: real vLLM (TP2 across two simulated nodes),
