@@ -41,9 +41,6 @@ RATE_WINDOW = "10s"   # $__rate_interval: at least 4 scrapes
 # given up), which this healthy run has none of: the dashboards may name them though Prometheus stores none.
 ROUTER_ON_FIRST_EVENT = {"vllm_router_request_errors_total", "vllm_router_retries_total",
                          "vllm_router_retries_exhausted_total"}
-# Names a dashboard reads that the pinned router does not record for chat completions (it records
-# vllm_router_generate_duration_seconds): a known gap, checked by test_known_dashboard_gaps.
-KNOWN_GAPS = {"vllm_router_request_duration_seconds_bucket"}
 GOLDEN = {"lab": ROOT / "tests/golden/lab/lab", "k25_dep": ROOT / "tests/golden/example-h200-ib/k25_dep"}
 EXPORTERS = ROOT / "roles/vllm_exporters"
 # Every rule fires within seconds here, so that a stopped server shows in the test's time.
@@ -295,7 +292,7 @@ def test_every_dashboard_query_returns_data(stack):
     send_load(stack)
     queries = list(dashboard_queries(stack["files"]))
     assert queries
-    skip = ROUTER_ON_FIRST_EVENT | KNOWN_GAPS
+    skip = ROUTER_ON_FIRST_EVENT
 
     def problems():
         """({panel: names Prometheus does not store}, [queries without data])"""
@@ -323,14 +320,6 @@ def test_every_dashboard_query_returns_data(stack):
         samples = query(stack, "count_over_time(up[%s])" % RATE_WINDOW)["data"]["result"]
         pytest.fail("queries without data: %s; samples of up per target in %s: %s"
                     % (empty, RATE_WINDOW, sorted((r["metric"].get("job"), r["value"][1]) for r in samples)))
-
-
-@pytest.mark.xfail(strict=True, reason="the router dashboard's request duration panel reads a histogram the pinned "
-                   "router does not record; remove the name from KNOWN_GAPS once the dashboard reads another")
-def test_known_dashboard_gaps(stack):
-    used = set().union(*(metric_names(grafana_to_promql(expr)) for _d, _t, expr in dashboard_queries(stack["files"])))
-    stored = set(get(stack["base"] + "/api/v1/label/__name__/values")["data"])
-    assert not (used & KNOWN_GAPS) - stored
 
 
 def test_stopping_the_server_fires_engine_down(stack):

@@ -199,8 +199,8 @@ def router(n: _Names) -> str:
         ("Requests", [
             ("Requests per second by route", [("sum by (route) (rate(%s{%s}[%s]))"
                                                % (n("vllm_router_requests_total"), s, RATE), "{{route}}")], "reqps"),
-            ("Request duration p95 by route", [("histogram_quantile(0.95, sum by (route, le) (rate(%s_bucket{%s}[%s])))"
-                                                % (n("vllm_router_request_duration_seconds"), s, RATE), "{{route}}")],
+            ("Generate request duration p95", [("histogram_quantile(0.95, sum by (node, le) (rate(%s_bucket{%s}[%s])))"
+                                                % (n("vllm_router_generate_duration_seconds"), s, RATE), "{{node}}")],
              "s"),
             ("Errors per second", [("sum by (route, error_type) (rate(%s{%s}[%s]))"
                                     % (n("vllm_router_request_errors_total"), s, RATE), "{{route}} {{error_type}}")],

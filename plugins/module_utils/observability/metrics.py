@@ -52,7 +52,8 @@ REMOVED_VLLM: Tuple[str, ...] = ("vllm:gpu_cache_usage_perc", "vllm:time_per_out
 
 ROUTER: Tuple[Metric, ...] = (
     Metric("vllm_router_requests_total", "counter", "requests by route"),
-    Metric("vllm_router_request_duration_seconds", "histogram", "request duration by route"),
+    # chat and completion requests, streamed or not (vllm-router 0.1.17 records no route-labelled duration for them)
+    Metric("vllm_router_generate_duration_seconds", "histogram", "generate request duration"),
     Metric("vllm_router_request_errors_total", "counter", "failed requests by route and error_type"),
     Metric("vllm_router_retries_total", "counter", "retried requests"),
     Metric("vllm_router_retries_exhausted_total", "counter", "requests that ran out of retries"),
