@@ -18,7 +18,7 @@ from ansible.errors import AnsibleError, AnsibleUndefinedVariable
 from ansible.plugins.action import ActionBase
 from ansible.template import Templar
 
-from ansible_collections.inferops.vllm.plugins.module_utils import fleet, known_vars, proxy, role_vars
+from ansible_collections.inferops.vllm.plugins.module_utils import fleet, known_vars, proxy, role_vars, wrong_values
 from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (
     DRIVER_VARS, SECRET_ENV, VAR_TYPES, ClusterError)
 from ansible_collections.inferops.vllm.plugins.module_utils.observability import inputs as observability_inputs
@@ -97,7 +97,7 @@ def proxy_lines(vars_of, hosts):
             continue
         for problem in proxy.problems(value):
             found.setdefault(problem, []).append(host)
-    return ["%s (%s)" % (problem, role_vars.shown_hosts(hosts)) for problem, hosts in found.items()]
+    return ["%s (%s)" % (problem, wrong_values.shown_hosts(hosts)) for problem, hosts in found.items()]
 
 
 _ROLE_DEFAULTS = {}

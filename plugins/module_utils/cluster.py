@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils import hardware, rules, vllm_surface
 from ansible_collections.inferops.vllm.plugins.module_utils import image_ref, model_source, node_layout
+from ansible_collections.inferops.vllm.plugins.module_utils import wrong_values
 from ansible_collections.inferops.vllm.plugins.module_utils.profiles import PROFILES
 
 STRATEGIES = {
@@ -297,18 +298,9 @@ def _check_types(members: Sequence[Tuple[str, Mapping[str, Any]]]) -> List[Tuple
     """Every variable the plan reads, on every host: one line per wrong value (hosts that share a
     wrong value, as group_vars do, share the line). Returns the members with whole numbers given
     as strings (-e vllm_port=8001) turned into numbers."""
-    found: Dict[Tuple[str, str], Tuple[Any, Tuple[str, str], List[str]]] = {}
-    for host, hvars in members:
-        for var, spec in VAR_TYPES.items():
-            value = hvars.get(var)
-            problem = None if value is None else _type_problem(spec, value)
-            if problem:
-                found.setdefault((var, repr(value)), (value, problem, []))[2].append(host)
-    errors = []
-    for (var, _shown), (value, (problem, fix), hosts) in found.items():
-        where = "host %s" % hosts[0] if len(hosts) == 1 else "hosts %s" % (
-            ", ".join(hosts) if len(hosts) <= 4 else "%s and %d more" % (", ".join(hosts[:3]), len(hosts) - 3))
-        errors.append(ClusterError(var, value, where, problem, fix))
+    wrong = wrong_values.gather(((host, [(var, hvars.get(var)) for var in VAR_TYPES]) for host, hvars in members),
+                                lambda var, value: _type_problem(VAR_TYPES[var], value))
+    errors = [ClusterError(w.variable, w.value, w.where, w.problem, w.fix) for w in wrong]
     if len(errors) == 1:
         raise errors[0]
     if errors:

@@ -12,15 +12,15 @@ import os
 import re
 from typing import Any, Dict, List, Optional
 
+from ansible_collections.inferops.vllm.plugins.module_utils.hardware import CATALOG
+
 NVIDIA_QUERY_FIELDS = ("index", "name", "uuid", "memory.total", "driver_version", "pci.bus_id", "compute_cap")
 # GPU memory in use, read after a smoke load (MiB, nounits)
 NVIDIA_MEMORY_FIELDS = ("index", "memory.used", "memory.total")
-# Marketing names -> catalog model (hardware.py); the most specific pattern first.
-MODEL_PATTERNS = (
-    (r"\bGB300\b", "GB300"), (r"\bGB200\b", "GB200"), (r"\bB300\b", "B300"), (r"\bB200\b", "B200"),
-    (r"\bH200\b", "H200"), (r"\bH100\b", "H100"), (r"\bMI355X\b", "MI355X"), (r"\bMI350X\b", "MI350X"),
-    (r"\bMI300X\b", "MI300X"),
-)
+# Marketing names (NVIDIA GB300, AMD Instinct MI355X) -> catalog model: the catalog's GPU rows are the
+# only names (a GPU outside it is reported by its own name). Whole words: B300 does not match in GB300.
+MODEL_PATTERNS = tuple((r"\b%s\b" % re.escape(model), model)
+                       for model, accelerator in CATALOG.items() if accelerator.vendor != "cpu")
 
 
 def model_of(name: str) -> Optional[str]:

@@ -9,10 +9,16 @@ import re
 from typing import Dict, Optional, Tuple
 
 DIGEST_HEX_LENGTH = 64
+# The one spelling of a sha256 digest; every digest rule below (and the inferops.vllm.pinned test) builds on it.
+# The bare hex, as the weights manifest lists a file's sha256
+SHA256_HEX = re.compile(r"^[0-9a-f]{%d}$" % DIGEST_HEX_LENGTH)
 # a content digest as registries and OCI name it (image and weights manifests alike)
-DIGEST = re.compile(r"^sha256:[0-9a-f]{%d}$" % DIGEST_HEX_LENGTH)
+DIGEST = re.compile(r"^sha256:" + SHA256_HEX.pattern[1:])
 # repo@sha256:<64 hex>: a tag can move under a running cluster
 DIGEST_PINNED = re.compile(r"^[a-z0-9][a-z0-9._:/-]*@" + DIGEST.pattern[1:])
+# Any name docker may take (a mirror host in capitals, an IPv6 literal) pinned by a digest: what the roles
+# require of a reference the plan did not judge (a pulled reference, the GPU check's image).
+ENDS_IN_DIGEST = re.compile(r"^[^@\s]+@" + DIGEST.pattern[1:])
 _HEX = frozenset("0123456789abcdef")
 # vLLM publishes ROCm builds as vllm/vllm-openai-rocm and CUDA builds as vllm/vllm-openai
 # (shared/reference/vllm-launch.md section 8): by that convention a repository whose name

@@ -13,6 +13,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (
     SECRET_ENV, Cluster, ClusterError, ClusterErrors)
+from ansible_collections.inferops.vllm.plugins.module_utils.wrong_values import shown_hosts
 
 # vllm_serve writes vllm.env as KEY=VALUE lines, read by community.docker's parse_env_file (docker_container's
 # env_file): one variable per line, split at the first "=", the line stripped of blanks.
@@ -41,12 +42,6 @@ SECRET_FOR_FLAG = {"api-key": "vllm_api_key", "hf-token": "vllm_hf_token"}
 TOKEN_VALUE = re.compile(r"\A(hf_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_-]{16,})\Z")
 # host paths that become docker volumes (host:container[:mode])
 VOLUME_VARS = ("vllm_model_cache_dir",)
-
-
-def shown_hosts(hosts: List[str]) -> str:
-    if len(hosts) == 1:
-        return "host %s" % hosts[0]
-    return "hosts %s" % (", ".join(hosts) if len(hosts) <= 4 else "%s and %d more" % (", ".join(hosts[:3]), len(hosts) - 3))
 
 
 def credential_flags(options: Iterable[str]) -> Dict[str, Optional[str]]:

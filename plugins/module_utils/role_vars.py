@@ -9,11 +9,13 @@ failure on the hosts (after earlier roles changed them) with a dump of the spec.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Iterable, List, Mapping, Optional, Tuple
 
 from ansible.module_utils.common.validation import (
     check_type_bool, check_type_dict, check_type_float, check_type_int, check_type_list, check_type_path,
     check_type_str)
+
+from ansible_collections.inferops.vllm.plugins.module_utils import wrong_values
 
 # what each type allows, the fix's wording, and a fallback example
 _KINDS = {
@@ -71,25 +73,12 @@ def problem_of(option: Mapping[str, Any], value: Any) -> Optional[Tuple[str, str
     return None
 
 
-def shown_hosts(hosts: List[str]) -> str:
-    if len(hosts) == 1:
-        return "host %s" % hosts[0]
-    if len(hosts) <= 4:
-        return "hosts %s" % ", ".join(hosts)
-    return "hosts %s and %d more" % (", ".join(hosts[:3]), len(hosts) - 3)
-
-
 def check(options: Mapping[str, Tuple[str, Mapping[str, Any]]],
           values: Iterable[Tuple[str, Mapping[str, Any]]]) -> List[str]:
     """options: {variable: (role, argument spec option)}; values: (host, {variable: value}) with only
     the variables the host sets. One line per wrong value; hosts sharing a wrong value share a line."""
-    found: Dict[Tuple[str, str], Tuple[Any, Tuple[str, str], List[str]]] = {}
-    for host, hvars in values:
-        for var, value in hvars.items():
-            if var not in options or value is None:
-                continue
-            problem = problem_of(options[var][1], value)
-            if problem:
-                found.setdefault((var, repr(value)), (value, problem, []))[2].append(host)
-    return ["%s=%r (%s): %s (role %s). Fix: %s" % (var, value, shown_hosts(hosts), problem, options[var][0], fix)
-            for (var, _shown), (value, (problem, fix), hosts) in found.items()]
+    wrong = wrong_values.gather(((host, [(var, value) for var, value in hvars.items() if var in options])
+                                 for host, hvars in values),
+                                lambda var, value: problem_of(options[var][1], value))
+    return ["%s=%r (%s): %s (role %s). Fix: %s" % (w.variable, w.value, w.where, w.problem, options[w.variable][0], w.fix)
+            for w in wrong]

@@ -31,7 +31,7 @@ INCOMPLETE = ".incomplete"
 CHUNK = 1 << 20
 
 SHA1 = re.compile(r"^[0-9a-f]{40}$")
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
+SHA256 = image_ref.SHA256_HEX
 DIGEST = image_ref.DIGEST
 REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 # A cache on these vanishes at reboot (tmpfs, ramfs), sits in a container's layer (overlay) or cannot be written.

@@ -218,13 +218,14 @@ def container_runtime(role: Role, family: str) -> dict:
                      "keyring": repo["signed_by"], "key_url": repo["key_url"],
                      "packages": role.render("{{ container_runtime_engine_packages }}")}
     for vendor in ("nvidia", "amd"):
-        tasks = "toolkit-%s.yml" % vendor
-        repo = apt_repository(role, tasks, state)
+        # one task file for both vendors, driven by the vendor's row of container_runtime_toolkits
+        role.variables["container_runtime_gpu_vendor"] = vendor
+        repo = apt_repository(role, "toolkit.yml", state)
         section = {"repo": repo["uris"], "key_url": repo["key_url"], "suite": deb822(repo["suites"]),
-                   "package": role.args(tasks, "ansible.builtin.apt")["name"]}
+                   "package": role.args("toolkit.yml", "ansible.builtin.apt")["name"]}
         if "components" in repo:
             section["components"] = deb822(repo["components"])
-        assert role.args(tasks, "ansible.builtin.dpkg_selections")["name"] == section["package"]
+        assert role.args("toolkit.yml", "ansible.builtin.dpkg_selections")["name"] == section["package"]
         out["%s_toolkit" % vendor] = section
     assert os_data  # loaded from the picked file
     return out

@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.inferops.vllm.plugins.module_utils import gpu_facts as p
+from ansible_collections.inferops.vllm.plugins.module_utils.hardware import CATALOG
 
 FIX = Path(__file__).parent / "fixtures/gpu_facts"
 
@@ -25,6 +26,22 @@ def test_nvidia_query_gb300_driver_branch():
     assert p.driver_branch(gpus[0]["driver_version"]) == 580
 
 
+def test_every_model_gpu_facts_can_name_is_a_catalog_row():
+    named = {model for _pattern, model in p.MODEL_PATTERNS}
+    assert named <= set(CATALOG)
+    # and every GPU row is named from the tools' own spelling, whatever the case
+    gpus = {model for model, accelerator in CATALOG.items() if accelerator.vendor != "cpu"}
+    assert named == gpus
+    for model in gpus:
+        vendor = "NVIDIA" if CATALOG[model].vendor == "nvidia" else "AMD Instinct"
+        assert p.model_of("%s %s" % (vendor, model.lower())) == model
+
+
+@pytest.mark.parametrize("name", ["NVIDIA A100-SXM4-80GB", "AMD Instinct MI300X", "NVIDIA GB300X", ""])
+def test_a_gpu_outside_the_catalog_has_no_model(name):
+    assert p.model_of(name) is None
+
+
 def test_nvidia_query_rejects_wrong_columns():
     with pytest.raises(ValueError):
         p.parse_nvidia_query("0, NVIDIA H100\n")
@@ -36,7 +53,8 @@ def test_nvidia_banner():
     assert p.parse_nvidia_header(text("nvidia-smi-no-driver.txt")) == {"driver_version": None, "cuda_version": None}
 
 
-@pytest.mark.parametrize("name,model,count,mem", [("amd-smi-static-mi300x-list.json", "MI300X", 2, 196592),
+# MI300X is not a catalog row (hardware.CATALOG): it keeps the name amd-smi gives it, as any GPU the plan cannot plan
+@pytest.mark.parametrize("name,model,count,mem", [("amd-smi-static-mi300x-list.json", "AMD Instinct MI300X", 2, 196592),
                                                   ("amd-smi-static-mi355x-gpudata.json", "MI355X", 2, 294896)])
 def test_amd_static_both_formats(name, model, count, mem):
     gpus = p.parse_amd_static(text(name))

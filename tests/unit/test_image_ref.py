@@ -2,6 +2,7 @@
 import pytest
 
 from ansible_collections.inferops.vllm.plugins.module_utils import image_ref
+from ansible_collections.inferops.vllm.plugins.test.pinned import pinned
 
 DIGEST = "sha256:" + "ab" * 32
 
@@ -99,3 +100,28 @@ def test_the_filter_and_the_plan_say_the_same():
 ])
 def test_the_tag_and_the_cuda_it_names(ref, tag, cuda):
     assert image_ref.tag(ref) == tag and image_ref.cuda_major(ref) == cuda
+
+
+# The roles' test inferops.vllm.pinned (the GPU check's image, the image a node runs) reads the same digest.
+@pytest.mark.parametrize("ref", [
+    "vllm/vllm-openai@" + DIGEST, "vllm/vllm-openai:v0.32.0@" + DIGEST,
+    "registry.site:5000/vllm/vllm-openai@" + DIGEST,
+    "Registry.Site:5000/vllm/vllm-openai@" + DIGEST,   # docker takes a host in capitals; the plan's rule does not
+    "[fd00::1]:5000/vllm/vllm-openai@" + DIGEST,        # a site registry at an IPv6 literal
+])
+def test_the_pinned_test_takes_a_reference_pinned_by_digest(ref):
+    assert pinned(ref)
+
+
+@pytest.mark.parametrize("ref", [
+    "vllm/vllm-openai:kimi-k3", "vllm/vllm-openai@sha256:" + "a" * 63, "vllm/vllm-openai@sha256:" + "AB" * 32,
+    "vllm/vllm-openai@sha512:" + "a" * 64, "@" + DIGEST, "vllm/vllm openai@" + DIGEST, "a@b@" + DIGEST, "", None,
+])
+def test_the_pinned_test_refuses_anything_else(ref):
+    assert not pinned(ref)
+
+
+def test_what_the_plan_accepts_the_pinned_test_accepts():
+    for ref in ("vllm/vllm-openai@" + DIGEST, "127.0.0.1:5000/inferops/standin-vllm@" + DIGEST):
+        assert image_ref.pin_problem(ref) is None and pinned(ref)
+    assert image_ref.DIGEST.match(DIGEST) and image_ref.SHA256_HEX.match(DIGEST.split(":")[1])

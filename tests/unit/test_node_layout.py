@@ -25,6 +25,17 @@ def test_an_unknown_entry_names_the_known_ones():
         LookupModule().run(["state"])
 
 
+def test_moving_a_default_in_node_layout_moves_what_the_lookup_gives(monkeypatch):
+    """The lookup that every role's default goes through reads node_layout, not a copy of its own."""
+    for name, (default, owner) in list(node_layout.LAYOUT.items()):
+        monkeypatch.setitem(node_layout.LAYOUT, name, (default + "-moved", owner))
+    assert LookupModule().run(["state_dir", "config_dir", "container_name"]) == [
+        "/var/lib/inferops-vllm-moved", "/etc/inferops-vllm-moved", "vllm-moved"]
+
+
+# A text check on purpose: what it proves is a property of the sources ("written once"). A second copy of a
+# literal behaves exactly like the derived value until someone moves the default, and most places that would
+# hold one (task files, templates, node scripts) only run on a node, so no rendering here could reach them.
 def test_roles_and_playbooks_do_not_repeat_the_literals():
     code = [p for d in ("roles", "playbooks") for p in (ROOT / d).rglob("*")
             if p.suffix in (".yml", ".j2", ".py") and "argument_specs" not in p.name]

@@ -1,33 +1,63 @@
 """playbooks/site.yml checks every role's inventory variables in its plan play, on the controller,
-before any host is contacted: one line per wrong value, no spec dump, no later play."""
+before any host is contacted: one line per wrong value, no spec dump, no later play.
+The runs are judged from the json callback's record (plays, task results, stats), not from the words printed."""
+import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
+import jinja2
+import yaml
+
 from ansible_collections.inferops.vllm.plugins.action.cluster_plan import SITE_ROLES
+from ansible_collections.inferops.vllm.plugins.module_utils.hardware import CATALOG
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOK = str(Path(sys.executable).parent / "ansible-playbook")
+SITE = ROOT / "playbooks/site.yml"
+PREFIX = "inferops.vllm."
+ROLE_CALLS = ("ansible.builtin.import_role", "ansible.builtin.include_role")
 
 
 def run_site(inventory, *extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    """site.yml, and its json record: {"plays": [{"play", "tasks": [{"task", "hosts": {host: result}}]}], "stats"}."""
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
     env.pop("INFEROPS_LAB_IMAGE", None)
-    return subprocess.run([PLAYBOOK, "-i", str(inventory), str(ROOT / "playbooks/site.yml"), *extra],
-                          cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=120)
+    result = subprocess.run([PLAYBOOK, "-i", str(inventory), str(SITE), *extra],
+                            cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    return result, json.loads(result.stdout)
+
+
+def results(record):
+    """Every host's result of every task that ran."""
+    return [res for play in record["plays"] for task in play["tasks"] for res in task["hosts"].values()]
+
+
+def site_roles():
+    """The roles site.yml runs, from its plays as loaded: each play's roles and the roles its tasks import or
+    include. A role chosen by a template (the driver stack) is rendered for every vendor the catalog knows."""
+    vendors = {accelerator.vendor for accelerator in CATALOG.values()}
+    named = set()
+    for play in yaml.safe_load(SITE.read_text()):
+        calls = [r if isinstance(r, str) else r["role"] for r in play.get("roles", [])]
+        calls += [t[m]["name"] for t in play.get("tasks", []) for m in ROLE_CALLS if m in t]
+        for call in calls:
+            named.update(jinja2.Template(call).render(vllm_launch={"cluster": {"vendor": v}}) for v in vendors)
+    assert all(name.startswith(PREFIX) for name in named), named
+    return {name[len(PREFIX):] for name in named}
 
 
 def test_the_plan_checks_the_roles_site_yml_runs():
-    named = set(re.findall(r"inferops\.vllm\.(\w+)", (ROOT / "playbooks/site.yml").read_text()))
-    assert set(SITE_ROLES) == named - {"cluster_plan"}
+    assert set(SITE_ROLES) == site_roles() - {"cluster_plan"}
 
 
 def test_bad_role_variables_stop_site_yml_at_the_plan(tmp_path):
     inv = tmp_path / "inv"
     (inv / "group_vars/bad").mkdir(parents=True)
-    # hosts that cannot be reached: any contact would show as UNREACHABLE
+    # hosts that cannot be reached: any contact would show as unreachable
     (inv / "hosts.yml").write_text(
         "all:\n  vars: {ansible_host: 127.0.0.1, ansible_port: 1, ansible_connection: ssh}\n"
         "  children:\n    vllm_clusters:\n      children:\n        bad:\n"
@@ -37,27 +67,40 @@ def test_bad_role_variables_stop_site_yml_at_the_plan(tmp_path):
         "vllm_cluster: bad\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: infiniband\n"
         "smoke_test_tool_trials: many\nsmoke_test_suites: [text, typo]\n"
         "fabric_check_timeout: '{{ needs_a_fact }}'\n")   # unresolvable yet: left to its role
-    result = run_site(inv)
-    out = result.stdout + result.stderr
-    assert result.returncode != 0
-    for line in ("smoke_test_tool_trials='many' (hosts gpu-a, gpu-b): must be a whole number (role smoke_test). "
-                 "Fix: set a whole number, e.g. 20",
-                 "smoke_test_suites=['text', 'typo'] (hosts gpu-a, gpu-b): has 'typo', not one of text, vision, "
-                 "long_context, tools, load (role smoke_test). Fix: ",
-                 "container_runtime_docker_source='podman' (host gpu-b): not one of distro, docker "
-                 "(role container_runtime). Fix: set one of distro, docker"):
-        assert "inferops.vllm launch plan: " + line in out, out[-3000:]
-    assert "fabric_check_timeout" not in out
-    assert "UNREACHABLE" not in out and "unreachable=0" in out
-    assert "Check the nodes before any change" not in out and "Gathering Facts" not in out
-    assert "argument_spec_data" not in out and "Traceback" not in out
+    result, record = run_site(inv)
+    assert result.returncode != 0 and "argument_spec_data" not in result.stdout + result.stderr
+    failed = [res for res in results(record) if res.get("failed")]
+    assert len(failed) == 1 and failed[0]["action"] == "inferops.vllm.cluster_plan", failed
+    # one line per wrong value, each whole (no spec dump, no argument_spec_data); nothing about the unresolvable one
+    assert sorted(failed[0]["msg"].splitlines()) == sorted("inferops.vllm launch plan: " + line for line in (
+        "smoke_test_tool_trials='many' (hosts gpu-a, gpu-b): must be a whole number (role smoke_test). "
+        "Fix: set a whole number, e.g. 20",
+        "smoke_test_suites=['text', 'typo'] (hosts gpu-a, gpu-b): has 'typo', not one of text, vision, "
+        "long_context, tools, load (role smoke_test). Fix: set a list of values from text, vision, long_context, "
+        "tools, load",
+        "container_runtime_docker_source='podman' (host gpu-b): not one of distro, docker "
+        "(role container_runtime). Fix: set one of distro, docker"))
+    # no later play started (none gathers facts or touches a node), and no host was contacted
+    site_plays = [play["name"] for play in yaml.safe_load(SITE.read_text())]
+    assert [play["play"]["name"] for play in record["plays"]] == site_plays[:2]
+    assert all(stats["unreachable"] == 0 for stats in record["stats"].values()), record["stats"]
 
 
 def test_a_clean_inventory_passes_site_yml_plan_play():
     # the plan play (tagged always) and the roles' always tasks run; none contacts a host
-    result = run_site(ROOT / "inventories/example-h200-ib", "--tags", "no_such_tag",
-                      "-e", "vllm_image=vllm/vllm-openai@sha256:" + "ab" * 32, "-e", "ansible_host=127.0.0.1",
-                      "-e", "ansible_port=1", "-e", "ansible_connection=ssh")
+    result, record = run_site(ROOT / "inventories/example-h200-ib", "--tags", "no_such_tag",
+                              "-e", "vllm_image=vllm/vllm-openai@sha256:" + "ab" * 32, "-e", "ansible_host=127.0.0.1",
+                              "-e", "ansible_port=1", "-e", "ansible_connection=ssh")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "Compile every node's vLLM launch" in result.stdout and "failed=0" in result.stdout
-    assert "UNREACHABLE" not in result.stdout + result.stderr and "launch plan:" not in result.stdout
+    hosts = {"h200-01", "h200-02", "h200-03", "h200-04"}
+    assert all(stats["failures"] == 0 and stats["unreachable"] == 0 for stats in record["stats"].values()), \
+        record["stats"]
+    assert set(record["stats"]) == hosts | {"localhost"}
+    # every node took its own launch from the plan: one rank per node of its cluster
+    taken = {host: res["ansible_facts"]["vllm_launch"] for play in record["plays"] for task in play["tasks"]
+             for host, res in task["hosts"].items() if "vllm_launch" in res.get("ansible_facts", {})}
+    assert set(taken) == hosts
+    by_cluster = {}
+    for launch in taken.values():
+        by_cluster.setdefault(launch["cluster"]["name"], []).append(launch["rank"])
+    assert all(sorted(ranks) == list(range(len(ranks))) for ranks in by_cluster.values()), by_cluster
