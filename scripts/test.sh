@@ -216,20 +216,19 @@ stage_molecule() {
   ((failed == 0)) || die "a Molecule scenario failed (its whole log is above)"
 }
 
-# molecule_lane SCENARIO...: each in turn, its output in $LOG_DIR/molecule-SCENARIO.log, printed whole
-# when it fails (then the lane stops).
+# molecule_logged SCENARIO: `molecule test`, its output in $LOG_DIR/molecule-SCENARIO.log.
+molecule_logged() { molecule test -s "$1" >"$LOG_DIR/molecule-$1.log" 2>&1; }
+
+# molecule_lane SCENARIO...: each in turn (timed), its log printed whole when it fails (then the lane stops).
 molecule_lane() {
-  local s log start rc
+  local s
   for s in "$@"; do
-    log=$LOG_DIR/molecule-$s.log start=$SECONDS rc=0
-    molecule test -s "$s" >"$log" 2>&1 || rc=$?
-    printf '### %-40s %4ss rc=%s\n' "molecule test -s $s" "$((SECONDS - start))" "$rc" >&2
-    if ((rc != 0)); then
-      cat "$log" >&2
-      printf 'ERROR: molecule scenario %s failed (log: %s)\n' "$s" "$log" >&2
+    if ! timed molecule_logged "$s"; then
+      cat "$LOG_DIR/molecule-$s.log" >&2
+      printf 'ERROR: molecule scenario %s failed (log: %s)\n' "$s" "$LOG_DIR/molecule-$s.log" >&2
       return 1
     fi
-    grep -A20 '^PLAY RECAP' "$log" | tail -n 20 >&2 || true
+    grep -A20 '^PLAY RECAP' "$LOG_DIR/molecule-$s.log" | tail -n 20 >&2 || true
   done
 }
 
