@@ -136,12 +136,13 @@ def decide(prev: State, probe: Probe, container: Container, now: float, policy: 
               and prev.last_success >= container.started_at)
     stale = (follower and policy.stale_margin > 0 and head_started is not None and container.started_at is not None
              and head_started > container.started_at + policy.stale_margin)
-    # The head's API answered after this follower started and is down now: the head restarted (docker, its
-    # watchdog, a crash), and the group this follower joined, if any, is gone. A fresh head waits for its
-    # followers, so this one restarts now to join it. While the head has not answered since this follower's
-    # start (a group load in progress), the follower keeps its grace.
-    head_gone = (follower and probe.refused and container.started_at is not None and prev.last_answer is not None
-                 and prev.last_answer > container.started_at)
+    # The cluster served with this follower in it and the head's API is down now: the head restarted (docker,
+    # its watchdog, a crash), and the group this follower belonged to is gone. A fresh head waits for fresh
+    # followers, so this one restarts to join it. A follower that has not served since its own start belongs
+    # to no group yet: vLLM keeps it waiting for a head's handshake, and it joins the next head that starts.
+    # Restarting it then would tear that head's group apart as it forms (the DP rejoin race), so it keeps
+    # its grace.
+    head_gone = follower and probe.refused and loaded
     if stale:
         why = ("stale follower: the head's process started %ds after this container, so this rank belongs to a "
                "group that no longer exists" % (head_started - container.started_at))
@@ -149,8 +150,8 @@ def decide(prev: State, probe: Probe, container: Container, now: float, policy: 
         # through the follower delay, then judged again on a fresh read of the container: when
         # Ansible is restarting the group (a rollout, a converge) it has recreated this follower by
         # then, and a restart from here would race its stop-remove-create
-        why = ("the head's API went down %ds after this follower started: the group it belonged to is gone, and a "
-               "restarted head waits for fresh followers" % (prev.last_answer - container.started_at))
+        why = ("the head's API went down after the cluster served with this follower: the group it belonged to is "
+               "gone, and a restarted head waits for fresh followers")
     elif container.running and age is not None and age < grace and not loaded:
         s.state = "grace"
         return Decision(s, "none", "%s; container started %ds ago, within its %ds grace" % (failures, age, grace))

@@ -144,27 +144,44 @@ def refused(t=NOW):
                     refused=True)
 
 
-def test_a_follower_rejoins_a_head_that_went_down_after_it_started():
-    # killed and brought back by docker at NOW - 60; the head still answered at NOW - 10 (500s, a hung rank),
-    # now its API is down: it restarted, and waits for fresh followers
-    lone = wd.Container(True, True, NOW - 60)
-    s = wd.State(consecutive_failures=3, state="grace", last_answer=NOW - 10)
-    d = step(s, refused(), lone, follower=True)
+def test_a_follower_of_a_group_that_served_rejoins_a_head_that_went_down():
+    # the group served with this follower in it (last good probe at NOW - 30); now the head's API is down:
+    # the head restarted, its group is gone, and the fresh head waits for fresh followers
+    member = wd.Container(True, True, NOW - 3600)
+    s = wd.State(consecutive_failures=1, state="failing", last_success=NOW - 30, last_answer=NOW - 10)
+    d = step(s, refused(), member, follower=True)
     assert (d.action, d.delay) == ("wait", 20) and "head's API went down" in d.reason
-    d = step(s, refused(), lone, now=NOW + 20, follower=True, delayed=True)
+    d = step(s, refused(), member, now=NOW + 20, follower=True, delayed=True)
     assert d.action == "restart" and "head's API went down" in d.reason
     # Ansible recreated it during the delay (a rollout): its grace holds, no restart races Ansible's
     assert step(s, refused(), wd.Container(True, True, NOW + 10), now=NOW + 20, follower=True,
                 delayed=True).action == "none"
-    # once restarted it is younger than the head's last answer: its grace holds while the group forms
-    fresh = wd.Container(True, True, NOW + 5)
-    assert step(d.state, refused(NOW + 15), fresh, now=NOW + 15, follower=True).action == "none"
+    # once restarted it has not served since its start: its grace holds while the group forms
+    fresh = wd.Container(True, True, NOW + 25)
+    assert step(d.state, refused(NOW + 35), fresh, now=NOW + 35, follower=True).action == "none"
+    # the head itself, or a head that answers (even with errors): the usual rules
+    assert step(s, refused(), member, follower=False).action == "none"
+    assert step(s, bad(), member, follower=True).action == "none"
+
+
+def test_a_follower_that_has_not_served_since_its_start_waits_for_the_next_head():
+    # The lab's DP race: docker brought the killed follower back at NOW - 60; the head still answered at
+    # NOW - 10 (rank 1 hung: the new follower is in no group), then its watchdog restarted it. vLLM keeps the
+    # new follower waiting for a head's handshake: it joins the head that is starting now, and a restart here
+    # would tear that group apart as it forms (the cluster then served after 4 minutes, not 2).
+    lone = wd.Container(True, True, NOW - 60)
+    s = wd.State(consecutive_failures=3, state="grace", last_success=NOW - 70, last_answer=NOW - 10)
+    assert step(s, refused(), lone, follower=True).action == "none"
+    assert step(s, refused(), lone, follower=True, delayed=True).state.state == "grace"
+    # the node restarted (a reboot): its state file says the cluster served before, not since this start
+    assert step(s, refused(), wd.Container(True, True, NOW - 20), follower=True).action == "none"
     # a group load in progress: the head never answered since this follower started
     loading = wd.State(consecutive_failures=3, state="grace", last_answer=NOW - 120)
     assert step(loading, refused(), lone, follower=True).action == "none"
-    # the head itself, or a head that answers (even with errors): the usual rules
-    assert step(s, refused(), lone, follower=False).action == "none"
-    assert step(s, bad(), lone, follower=True).action == "none"
+    # past its grace the usual count restarts it, after the follower delay
+    old = wd.Container(True, True, NOW - 1000)
+    assert step(wd.State(consecutive_failures=3, state="failing", last_success=NOW - 2000), refused(), old,
+                follower=True).action == "wait"
 
 
 def test_the_head_answering_at_all_is_remembered():
