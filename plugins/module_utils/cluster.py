@@ -102,7 +102,7 @@ class VarType:
     kind: str                                  # str | int | bool | dict | list
     minimum: int = 1
     maximum: Optional[int] = None
-    choices: Tuple[str, ...] = ()
+    choices: Sequence[str] = ()
     example: Any = None
 
 
@@ -117,7 +117,7 @@ VAR_TYPES: Dict[str, VarType] = {
     "vllm_served_model_name": VarType("str"),
     "vllm_version": VarType("str"),
     "vllm_image": VarType("str"),
-    "vllm_gpu_model": VarType("str", choices=tuple(hardware.CATALOG)),
+    "vllm_gpu_model": VarType("str", choices=hardware.MODELS),
     "vllm_gpus_per_node": VarType("int", example=8),
     "vllm_fabric": VarType("str", choices=tuple(rules.FABRICS)),
     "vllm_roce_gid_index": VarType("int", 0, 255, example=3),
@@ -417,7 +417,7 @@ def _fabric(settings: Dict[str, Any], acc: hardware.Accelerator, nodes: int, whe
               "set vllm_fabric to infiniband or roce (or none on one node)")
     if name == "mnnvl" and not acc.mnnvl:
         _fail("vllm_fabric", name, where, "%s cannot join a multi-node NVLink domain" % acc.model,
-              "use mnnvl only with GB200/GB300 NVL racks; set infiniband or roce")
+              "use mnnvl only with %s NVL racks; set infiniband or roce" % hardware.models_where(lambda a: a.mnnvl))
     return fabric
 
 
@@ -641,7 +641,7 @@ def _domains(name: str, ordered: Sequence[Tuple[str, Mapping[str, Any]]], fabric
     if not acc.mnnvl:
         _fail("vllm_nvlink_domain", named[0], "host %s" % by_domain[named[0]][0],
               "%s cannot join a multi-node NVLink domain" % acc.model,
-              "remove vllm_nvlink_domain (it is for GB200/GB300 NVL racks)")
+              "remove vllm_nvlink_domain (it is for %s NVL racks)" % hardware.models_where(lambda a: a.mnnvl))
     if fabric.name not in rules.DOMAIN_JOINING_FABRICS:
         _fail("vllm_fabric", fabric.name, where, "the hosts name NVLink domains (%s) but %s cannot join them"
               % (shown(), fabric.name), "set vllm_fabric: infiniband or roce between the racks")

@@ -10,21 +10,23 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.hardware import CATALOG
 
 NVIDIA_QUERY_FIELDS = ("index", "name", "uuid", "memory.total", "driver_version", "pci.bus_id", "compute_cap")
 # GPU memory in use, read after a smoke load (MiB, nounits)
 NVIDIA_MEMORY_FIELDS = ("index", "memory.used", "memory.total")
-# Marketing names (NVIDIA GB300, AMD Instinct MI355X) -> catalog model: the catalog's GPU rows are the
-# only names (a GPU outside it is reported by its own name). Whole words: B300 does not match in GB300.
-MODEL_PATTERNS = tuple((r"\b%s\b" % re.escape(model), model)
-                       for model, accelerator in CATALOG.items() if accelerator.vendor != "cpu")
+
+
+def model_patterns() -> List[Tuple[str, str]]:
+    """Marketing names (NVIDIA GB300, AMD Instinct MI355X) -> catalog model: the catalog's GPU rows are the
+    only names (a GPU outside it is reported by its own name). Whole words: B300 does not match in GB300."""
+    return [(r"\b%s\b" % re.escape(model), model) for model, accelerator in CATALOG.items() if accelerator.vendor != "cpu"]
 
 
 def model_of(name: str) -> Optional[str]:
-    for pattern, model in MODEL_PATTERNS:
+    for pattern, model in model_patterns():
         if re.search(pattern, name or "", re.IGNORECASE):
             return model
     return None

@@ -4,13 +4,17 @@
 """Accelerators the collection knows, as data: vendor, family, board layout.
 
 Adding hardware means adding a row here (and a recipe in profiles/ if the
-model needs family-specific flags), not new branches in the compiler.
+model needs family-specific flags), not new branches in the compiler. Everything
+else that names GPU models reads this table: the plan's choices and messages,
+gpu_facts, the roles (the accelerator filter) and the stand-in nvidia-smi/amd-smi
+(tests/unit/test_one_catalog_row.py adds a row and checks that they follow).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 
 @dataclass(frozen=True)
@@ -42,3 +46,21 @@ CATALOG = {
 
 def lookup(model: str) -> Optional[Accelerator]:
     return CATALOG.get(str(model).upper())
+
+
+class _Models(Sequence):
+    """The catalog's model names, read when used: a row added to CATALOG is a choice at once."""
+
+    def __getitem__(self, index):
+        return tuple(CATALOG)[index]
+
+    def __len__(self) -> int:
+        return len(CATALOG)
+
+
+MODELS = _Models()
+
+
+def models_where(has: Callable[[Accelerator], bool]) -> str:
+    """The models with a feature, for messages: models_where(lambda a: a.mnnvl) -> "GB200/GB300"."""
+    return "/".join(sorted(model for model, accelerator in CATALOG.items() if has(accelerator)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ansible_collections.inferops.vllm.plugins.module_utils import model_source, plain_input, rules
+from ansible_collections.inferops.vllm.plugins.module_utils import hardware, model_source, plain_input, rules
 from ansible_collections.inferops.vllm.plugins.module_utils.url_host import base_url
 from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (OWNED_FLAGS, SECRET_ENV, Cluster,
                                                                             ClusterError, Node)
@@ -153,7 +153,8 @@ def _check_rules(cluster: Cluster, args: Layers, env: Layers) -> None:
                % (moe, cluster.fabric.name, crossing, rules.NVLINK_ONLY_MOE[moe]),
                "remove it (vLLM picks a kernel) or run inside one NVL72 domain with fabric mnnvl")
     if moe in rules.SM100_ONLY_MOE and not acc.sm100:
-        refuse("moe-backend", "%s requires SM100 GPUs (GB200/GB300/B200/B300), not %s" % (moe, acc.model),
+        refuse("moe-backend", "%s requires SM100 GPUs (%s), not %s"
+               % (moe, hardware.models_where(lambda a: a.sm100), acc.model),
                "remove it or choose a kernel for %s" % acc.family)
     if moe in rules.EP_REQUIRED_MOE and not layout.expert_parallel:
         refuse("moe-backend", "%s requires expert parallel, strategy %s has none" % (moe, layout.strategy),

@@ -5,6 +5,7 @@ import pytest
 
 from ansible_collections.inferops.vllm.plugins.module_utils import gpu_facts as p
 from ansible_collections.inferops.vllm.plugins.module_utils.hardware import CATALOG
+from standin_tools import standin_tool
 
 FIX = Path(__file__).parent / "fixtures/gpu_facts"
 
@@ -27,7 +28,7 @@ def test_nvidia_query_gb300_driver_branch():
 
 
 def test_every_model_gpu_facts_can_name_is_a_catalog_row():
-    named = {model for _pattern, model in p.MODEL_PATTERNS}
+    named = {model for _pattern, model in p.model_patterns()}
     assert named <= set(CATALOG)
     # and every GPU row is named from the tools' own spelling, whatever the case
     gpus = {model for model, accelerator in CATALOG.items() if accelerator.vendor != "cpu"}
@@ -95,10 +96,8 @@ def test_standin_nvidia_smi_matches_the_parser(tmp_path, monkeypatch):
     import json
     import subprocess
     import sys
-    src = Path(__file__).parents[1] / "harness/standin-repo/nvidia_smi.py"
     tool = tmp_path / "nvidia-smi"
-    tool.write_text(src.read_text().replace("@DRIVER_VERSION@", "580.95.05")
-                    .replace('PROFILE = "/etc/inferops-standin/gpu.json"', 'PROFILE = "%s"' % (tmp_path / "gpu.json")))
+    tool.write_text(standin_tool("nvidia-smi", tmp_path / "gpu.json"))
     (tmp_path / "gpu.json").write_text(json.dumps({"vendor": "nvidia", "model": "H200", "count": 8}))
     out = subprocess.run([sys.executable, str(tool), "--query-gpu=" + ",".join(p.NVIDIA_QUERY_FIELDS),
                           "--format=csv,noheader,nounits"], capture_output=True, text=True, check=True).stdout

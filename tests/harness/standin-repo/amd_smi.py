@@ -6,7 +6,9 @@ import sys
 ROCM = "@ROCM_VERSION@"
 AMDGPU = "6.14.14"
 PROFILE = "/etc/inferops-standin/gpu.json"
-CATALOG = {  # market name, VRAM MiB, gfx target
+# The collection's GPU rows (hardware.CATALOG), written in by build_repo.py: model -> vendor, family, memory_gib, sm100
+CATALOG = json.loads(r"""@CATALOG@""")
+CARDS = {  # what the real tool prints: market name, VRAM MiB, gfx target (MI300X: a GPU outside the catalog)
     "MI300X": ("AMD Instinct MI300X", 196592, "gfx942"),
     "MI350X": ("AMD Instinct MI350X", 294896, "gfx950"),
     "MI355X": ("AMD Instinct MI355X", 294896, "gfx950"),
@@ -26,8 +28,15 @@ def profile():
     return prof
 
 
+def card(model):
+    """A catalog row the table above lacks prints as AMD would name it, with its catalog memory."""
+    if model in CARDS:
+        return CARDS[model]
+    return "AMD Instinct " + model, CATALOG[model]["memory_gib"] * 1024, "gfx950"
+
+
 def devices(prof):
-    name, vram, gfx = CATALOG[prof["model"]]
+    name, vram, gfx = card(prof["model"])
     for i in range(int(prof["count"])):
         bdf = "0000:%02x:00.0" % (0x05 + 0x10 * i)
         yield i, bdf, name, vram, gfx

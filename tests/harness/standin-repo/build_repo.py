@@ -15,6 +15,8 @@ Layout (mirrors the vendors' URLs so only the base URL differs in tests):
 """
 import gzip
 import hashlib
+import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -24,6 +26,7 @@ from email.utils import formatdate
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+HARDWARE = HERE.parents[2] / "plugins/module_utils/hardware.py"
 DRIVERS = ["580.95.05", "580.105.08", "590.48.01"]
 ROCM = "7.2.1"
 ROCM_BUILD = "7.2.1.70201-1"
@@ -41,6 +44,23 @@ def script(name, **subst):
     return text
 
 
+def tree_catalog():
+    """hardware.CATALOG of this checkout, from the file alone (it imports only the standard library)."""
+    spec = importlib.util.spec_from_file_location("inferops_hardware", HARDWARE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module   # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module.CATALOG
+
+
+def gpu_rows(catalog=None):
+    """The catalog's GPU rows as the stand-in nvidia-smi and amd-smi read them (their @CATALOG@): a row added
+    to hardware.CATALOG prints on a node with no edit here."""
+    rows = {model: {"vendor": a.vendor, "family": a.family, "memory_gib": a.memory_gib, "sm100": a.sm100}
+            for model, a in (tree_catalog() if catalog is None else catalog).items() if a.vendor != "cpu"}
+    return json.dumps(rows, sort_keys=True)
+
+
 def unit(description, exec_start, after="network-online.target"):
     return ("[Unit]\nDescription=%s (inferops stand-in)\nAfter=%s\n\n[Service]\nExecStart=%s\nRestart=on-failure\n\n"
             "[Install]\nWantedBy=multi-user.target\n" % (description, after, exec_start))
@@ -55,7 +75,7 @@ def driver_packages(v):
         dict(name="nvidia-kernel-open-dkms", version=rev, files={
             "/usr/src/nvidia-%s/dkms.conf" % v: 'PACKAGE_NAME="nvidia"\nPACKAGE_VERSION="%s"\n' % v}),
         dict(name="nvidia-driver-cuda", version=rev, files={
-            "/usr/bin/nvidia-smi": (script("nvidia-smi", DRIVER_VERSION=v), 0o755),
+            "/usr/bin/nvidia-smi": (script("nvidia-smi", DRIVER_VERSION=v, CATALOG=gpu_rows()), 0o755),
             "/usr/bin/nvidia-persistenced": (daemon, 0o755),
             "/lib/systemd/system/nvidia-persistenced.service":
                 unit("NVIDIA Persistence Daemon", "/usr/bin/nvidia-persistenced --verbose", "syslog.target")}),
@@ -104,7 +124,7 @@ def rocm_packages():
         dict(name="rocm-core", version=ROCM_BUILD, files={
             opt + "/.info/version": ROCM + "\n", "/opt/rocm": ("rocm-%s" % ROCM, "symlink")}),
         dict(name="amd-smi-lib", version="26.2.0.70201-1", depends="rocm-core (= %s)" % ROCM_BUILD, files={
-            opt + "/bin/amd-smi": (script("amd-smi", ROCM_VERSION=ROCM), 0o755),
+            opt + "/bin/amd-smi": (script("amd-smi", ROCM_VERSION=ROCM, CATALOG=gpu_rows()), 0o755),
             "/usr/bin/amd-smi": (opt + "/bin/amd-smi", "symlink")}),
         dict(name="rocm", version=ROCM_BUILD, depends="rocm-core (= %s), amd-smi-lib" % ROCM_BUILD),
     ]

@@ -7,8 +7,10 @@ import sys
 DRIVER = "@DRIVER_VERSION@"
 CUDA = "13.0"
 PROFILE = "/etc/inferops-standin/gpu.json"
-# name, memory MiB, compute capability, board power W
-CATALOG = {
+# The collection's GPU rows (hardware.CATALOG), written in by build_repo.py: model -> vendor, family, memory_gib, sm100
+CATALOG = json.loads(r"""@CATALOG@""")
+# What the real tool prints for these models: name, memory MiB, compute capability, board power W
+CARDS = {
     "H100": ("NVIDIA H100 80GB HBM3", 81559, "9.0", 700),
     "H200": ("NVIDIA H200", 143771, "9.0", 700),
     "B200": ("NVIDIA B200", 183359, "10.0", 1000),
@@ -31,8 +33,16 @@ def load_profile():
     return prof
 
 
+def card(model):
+    """A catalog row the table above lacks prints as its vendor would name it, with its catalog memory."""
+    if model in CARDS:
+        return CARDS[model]
+    row = CATALOG[model]
+    return "NVIDIA " + model, row["memory_gib"] * 1024, "10.0" if row["sm100"] else "9.0", 1000
+
+
 def gpus(prof):
-    name, mem, cc, power = CATALOG[prof["model"]]
+    name, mem, cc, power = card(prof["model"])
     node = prof.get("serial_base", 1320224000000)
     for i in range(int(prof["count"])):
         yield {
