@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks: print figures, never pass/fail. Results land in reports/bench/*.json;
 # docs/benchmarks.md records them with the machine and the date.
-# usage: scripts/bench.sh [fidelity|converge|fanout|weights ...]   (default: the first three) | scripts/bench.sh plan
+# usage: scripts/bench.sh [fidelity|converge|fanout|weights ...]   (default: the first three)
+#        scripts/bench.sh plan | daytwo | heal   (each on its own)
 #        INFEROPS_BENCH_ROUNDS=N sets the interleaved A/B rounds (fidelity 7, fleet 3)
 #        INFEROPS_BENCH_SETTINGS=shipped,... limits the converge bench's settings (bench/fleet.py)
 #        INFEROPS_BENCH_PROFILE=N adds a profiled no-op site.yml at 3 nodes (its N slowest tasks)
@@ -17,6 +18,11 @@
 #             nodes (bench/fleet.py weights); then model_fetch's engine against curl -o /dev/null,
 #             curl -o FILE and curl -o FILE + sha256sum -c from one docker-registry on loopback: MB/s
 #             and the ratios (bench/weights_bench.py; INFEROPS_BENCH_WEIGHTS_MB=N per shard, 3 shards)
+#   heal      on the lab (scripts/lab.sh up, then down): N trials of every fault in tests/lab/faults.py (a
+#             follower, the head or both nodes killed in each shape, a follower node restarted) with a steady
+#             client through the router: seconds until the cluster serves on every rank, the watchdogs'
+#             restarts, failed and hung requests (bench/heal_bench.py; INFEROPS_BENCH_TRIALS=N, default 10;
+#             INFEROPS_BENCH_FAULTS="a b" some faults; INFEROPS_BENCH_LAB=running uses the lab as it is, up)
 #   daytwo    the lab's day-two run (scripts/lab.sh test): p50/p99 through the router before and
 #             during a rolling upgrade of two replicas, failed requests, rollback time, heal time
 #             after a killed follower (TP and DP), a re-run's return against serving time
@@ -32,6 +38,17 @@ if [[ ${1:-} == daytwo && $# == 1 ]]; then
   mkdir -p "${INFEROPS_BENCH_REPORTS:-$REPO_ROOT/reports/bench}"
   INFEROPS_LAB_REPORTS=${INFEROPS_BENCH_REPORTS:-$REPO_ROOT/reports/bench}/lab bash "$REPO_ROOT/scripts/lab.sh" test
   cp "${INFEROPS_BENCH_REPORTS:-$REPO_ROOT/reports/bench}/lab/day-two.json" "${INFEROPS_BENCH_REPORTS:-$REPO_ROOT/reports/bench}/day-two.json"
+  exit 0
+fi
+if [[ ${1:-} == heal && $# == 1 ]]; then
+  out=${INFEROPS_BENCH_REPORTS:-$REPO_ROOT/reports/bench}
+  mkdir -p "$out"
+  [[ ${INFEROPS_BENCH_LAB:-} == running ]] || INFEROPS_LAB_REPORTS=$out/lab bash "$REPO_ROOT/scripts/lab.sh" up
+  log "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%F)"
+  # shellcheck disable=SC2086
+  python3 bench/heal_bench.py --trials "${INFEROPS_BENCH_TRIALS:-10}" --json "$out/heal.json" \
+    ${INFEROPS_BENCH_FAULTS:+--faults $INFEROPS_BENCH_FAULTS}
+  [[ ${INFEROPS_BENCH_LAB:-} == running ]] || bash "$REPO_ROOT/scripts/lab.sh" down
   exit 0
 fi
 if [[ ${1:-} == plan && $# == 1 ]]; then
@@ -73,8 +90,8 @@ for bench in "${BENCHES[@]}"; do
       fleet+=(weights)
       ;;
     converge | fanout) fleet+=("$bench") ;;
-    plan | daytwo) die "run the $bench bench on its own: scripts/bench.sh $bench" ;;
-    *) die "unknown benchmark $bench (fidelity, converge, fanout, weights, plan, daytwo)" ;;
+    plan | daytwo | heal) die "run the $bench bench on its own: scripts/bench.sh $bench" ;;
+    *) die "unknown benchmark $bench (fidelity, converge, fanout, weights, plan, daytwo, heal)" ;;
   esac
 done
 

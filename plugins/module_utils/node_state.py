@@ -172,7 +172,8 @@ def file_state(path: str, read: bool = False) -> dict:
         st = os.stat(path)
     except OSError:
         return {"exists": False}
-    state = {"exists": True, "isdir": stat.S_ISDIR(st.st_mode), "mode": "%04o" % stat.S_IMODE(st.st_mode)}
+    state = {"exists": True, "isdir": stat.S_ISDIR(st.st_mode), "mode": "%04o" % stat.S_IMODE(st.st_mode),
+             "mtime": round(st.st_mtime, 3)}
     if stat.S_ISREG(st.st_mode):
         with open(path, "rb") as fh:
             data = fh.read()
@@ -215,7 +216,9 @@ def parse_container_inspect(out: str) -> dict:
             # when its process last started (by anyone: Ansible, a restart policy, a reboot), and
             # how often docker's restart policy restarted it: the group check compares members by these
             "started_at": docker_time(state.get("StartedAt")), "restart_count": container.get("RestartCount", 0),
-            "exit_code": state.get("ExitCode")}
+            "exit_code": state.get("ExitCode"),
+            # judged on the node only, never returned: it holds the secrets of the env file
+            "env": (container.get("Config") or {}).get("Env") or []}
 
 
 def images(refs: List[str], run: Runner, docker: Optional[str]) -> Dict[str, dict]:
@@ -298,7 +301,7 @@ def wanted_reads(wanted: Dict[str, Optional[dict]]) -> Dict[str, list]:
     """What the wanted steps name, to read in the same pass as the explicit lists: packages (with the
     ones whose version another follows), services, files (and those whose text a key needs), containers."""
     reads: Dict[str, dict] = {"packages": {}, "services": {}, "files": {}, "text": {}, "containers": {},
-                              "modules": {}, "repos": {}}
+                              "modules": {}, "repos": {}, "env_files": {}}
     for step in wanted.values():
         step = step or {}
         for key in ("modules", "repos"):
@@ -313,8 +316,11 @@ def wanted_reads(wanted: Dict[str, Optional[dict]]) -> Dict[str, list]:
             reads["files"][path] = True
             if any(_given(want or {}, key) for key in _TEXT_KEYS):
                 reads["text"][path] = True
-        for name in step.get("containers") or {}:
+        for name, want in (step.get("containers") or {}).items():
             reads["containers"][name] = True
+            reads["files"].update(dict.fromkeys((want or {}).get("started_after") or [], True))
+            if (want or {}).get("env_file"):
+                reads["env_files"][want["env_file"]] = True
     return {key: list(names) for key, names in reads.items()}
 
 
@@ -452,7 +458,23 @@ def judge_repo(name: str, want: dict, found: Dict[str, dict]) -> List[str]:
     return []
 
 
-def judge_container(name: str, want: dict, found: dict) -> List[str]:
+def parse_env_file(text: str) -> Dict[str, str]:
+    """KEY=VALUE lines as docker's --env-file reads them (comments and blank lines skipped)."""
+    pairs = {}
+    for line in text.splitlines():
+        key, sep, value = line.strip().partition("=")
+        if sep and key and not key.startswith("#"):
+            pairs[key] = value
+    return pairs
+
+
+def judge_container(name: str, want: dict, found: dict, files_: Optional[Dict[str, dict]] = None,
+                    env_files: Optional[Dict[str, str]] = None) -> List[str]:
+    """`started_after`: files the container reads at its start. One written after that start (a run that
+    stopped between writing it and restarting the container) means the container runs what was there before.
+    `env_file`: the file the container was created with; docker copies it into the container once, so a
+    restart never applies a change: every KEY=VALUE must be in the container's environment (names only in
+    the reason: the values may be secrets)."""
     if not found.get("exists"):
         return ["%s: no such container" % name]
     why = []
@@ -463,6 +485,19 @@ def judge_container(name: str, want: dict, found: dict) -> List[str]:
     for key, value in (want.get("labels") or {}).items():
         if labels.get(key) != value:
             why.append("%s: label %s differs" % (name, key))
+    started = found.get("started_at")
+    for path in want.get("started_after") or []:
+        written = ((files_ or {}).get(path) or {}).get("mtime")
+        if started is not None and written is not None and written > started:
+            why.append("%s: started before %s was last written (%ds later): it runs the file before"
+                       % (name, path, written - started))
+    if want.get("env_file"):
+        have = set(found.get("env") or [])
+        wanted_env = parse_env_file((env_files or {}).get(want["env_file"]) or "")
+        stale = sorted(k for k, v in wanted_env.items() if "%s=%s" % (k, v) not in have)
+        if stale:
+            why.append("%s: its environment lacks %s of %s: it was created before that file was written"
+                       % (name, ", ".join(stale), want["env_file"]))
     return why
 
 
@@ -489,7 +524,8 @@ def judge_step(step: dict, node: dict) -> List[str]:
         why += ["%s: not in group %s" % (user, group) for user in members or [] if user not in node["groups"][group]]
     why += ["user %s: missing" % user for user in step.get("users") or [] if user not in node["users"]]
     for name, want in (step.get("containers") or {}).items():
-        why += judge_container(name, want or {}, node["containers"].get(name) or {})
+        why += judge_container(name, want or {}, node["containers"].get(name) or {}, node["files"],
+                               node.get("env_files"))
     return why
 
 
@@ -529,7 +565,8 @@ def read_node(run: Runner, bins: Dict[str, Optional[str]], packages_: Iterable[s
         if found_files[path].get("exists") and not found_files[path].get("isdir"):
             text[path] = found_files[path].get("content") if path in read else _read_text(path)
     node = {"packages": found_packages, "services": found_services, "files": found_files, "text": text,
-            "containers": found_containers, "groups": {}, "users": [], "modules": {}, "repos": {}}
+            "containers": found_containers, "groups": {}, "users": [], "modules": {}, "repos": {},
+            "env_files": {path: _read_text(path) for path in names["env_files"]}}
     # dnf's own files, not dnf: a dnf run costs seconds and may refresh metadata over the network
     if names["modules"]:
         node["modules"] = parse_dnf_modules(_read_all(os.path.join(etc, "dnf", "modules.d", "*.module")))
@@ -539,6 +576,7 @@ def read_node(run: Runner, bins: Dict[str, Optional[str]], packages_: Iterable[s
     if any(step and (step.get("groups") or step.get("users")) for step in wanted.values()):
         node["groups"] = parse_group(_read_text(os.path.join(etc, "group")))
         node["users"] = parse_passwd(_read_text(os.path.join(etc, "passwd")))
+    steps = judge(wanted, node)
+    shown = {name: {k: v for k, v in found.items() if k != "env"} for name, found in found_containers.items()}
     return {"packages": found_packages, "services": found_services, "files": found_files,
-            "images": images(list(images_), run, bins.get("docker")), "containers": found_containers,
-            "steps": judge(wanted, node)}
+            "images": images(list(images_), run, bins.get("docker")), "containers": shown, "steps": steps}

@@ -77,7 +77,12 @@ options:
       - >-
         C(groups), by group, the members it must list (read from C(/etc/group)); C(users), names that must exist
         (read from C(/etc/passwd)).
-      - C(containers), by name, a dict of C(running) and C(labels) (label values the container must have).
+      - >-
+        C(containers), by name, a dict of C(running), C(labels) (label values the container must have),
+        C(started_after) (files the container reads at its start: one modified after the container's last start
+        differs, as a run that stopped between writing it and restarting the container leaves it) and
+        C(env_file) (the file the container was created from: each of its KEY=VALUE lines must be in the
+        container's environment; judged on the node, and only the names are given in the reason).
       - C(always), a reason to run the step without judging it (what the data cannot express).
       - A file's text, the DNF modules and the repositories read only to judge a step are not returned.
     type: dict
@@ -136,11 +141,11 @@ services:
   type: dict
   sample: {docker: {installed: true, active: true, enabled: true}}
 files:
-  description: Per path (O(files) and O(read)), C(exists), C(isdir), C(mode) (octal string), C(checksum) (SHA-1, regular
-    files) and, for O(read), C(content).
+  description: Per path (O(files) and O(read)), C(exists), C(isdir), C(mode) (octal string), C(mtime) (epoch seconds),
+    C(checksum) (SHA-1, regular files) and, for O(read), C(content).
   returned: always
   type: dict
-  sample: {/etc/docker/daemon.json: {exists: true, isdir: false, mode: "0644",
+  sample: {/etc/docker/daemon.json: {exists: true, isdir: false, mode: "0644", mtime: 1796198976.112,
                                      checksum: 5f36b2ea290645ee34d943220a14b54ee5ea5be5, content: "{}\n"}}
 images:
   description: Per reference, C(present), C(id) and C(repo_digests).

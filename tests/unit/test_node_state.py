@@ -70,6 +70,7 @@ def test_files_give_the_checksum_copy_compares(tmp_path):
     secret.write_text("VLLM_API_KEY=s3cret\n")
     states = node_state.files([str(secret), str(tmp_path / "absent"), str(tmp_path)], [str(config)])
     assert states[str(config)] == {"exists": True, "isdir": False, "mode": "0640", "content": "model: tiny\n",
+                                   "mtime": round(config.stat().st_mtime, 3),
                                    "checksum": checksum_s("model: tiny\n")}  # what copy and hash('sha1') give
     assert "content" not in states[str(secret)]  # only what `read` names is returned whole
     assert states[str(tmp_path / "absent")] == {"exists": False}
@@ -84,7 +85,7 @@ def test_docker_inspect_output():
                              "Config": {"Image": "r/vllm@sha256:43be", "Labels": {"inferops.vllm.launch": "ab"}}}])
     assert node_state.parse_container_inspect(container) == {
         "exists": True, "running": False, "status": "restarting", "image": "r/vllm@sha256:43be",
-        "labels": {"inferops.vllm.launch": "ab"}, "started_at": None, "restart_count": 0, "exit_code": None}
+        "labels": {"inferops.vllm.launch": "ab"}, "started_at": None, "restart_count": 0, "exit_code": None, "env": []}
 
 
 def test_container_start_time_and_restarts():
@@ -364,3 +365,47 @@ def test_read_node_on_el9_reads_dnf_files_not_dnf(tmp_path):
     dpkg = node_state.read_node(lambda argv: (0, "nvidia-driver\tinstall ok installed\t580.95.05-1\n", ""), bins,
                                 packages_=["nvidia-driver"], etc=str(tmp_path))
     assert dpkg["packages"]["nvidia-driver"]["hold"] is False
+
+
+def test_a_container_started_before_its_launch_files_were_written_differs():
+    """A run that wrote the launch files and stopped before the restart (Ctrl-C, a lost controller) leaves
+    the container on the files before: the next run must restart it, though files and labels match."""
+    want = {"containers": {"vllm": {"running": True, "labels": {"l": "1"},
+                                    "started_after": ["/etc/vllm.yaml", "/etc/vllm.env"]}}}
+    assert node_state.wanted_reads({"container": want})["files"] == ["/etc/vllm.yaml", "/etc/vllm.env"]
+
+    def node(started, yaml_written, env_written):
+        return {"packages": {}, "services": {}, "text": {}, "groups": {}, "users": [],
+                "files": {"/etc/vllm.yaml": {"exists": True, "mtime": yaml_written},
+                          "/etc/vllm.env": {"exists": True, "mtime": env_written}},
+                "containers": {"vllm": {"exists": True, "running": True, "labels": {"l": "1"}, "started_at": started}}}
+
+    assert node_state.judge_step(want, node(1000.0, 990.0, 999.5)) == []
+    assert node_state.judge_step(want, node(1000.0, 990.0, 1137.2)) == [
+        "vllm: started before /etc/vllm.env was last written (137s later): it runs the file before"]
+    # a file not there, or a container that never started: the other rules judge them
+    assert node_state.judge_step(want, dict(node(1000.0, 990.0, 990.0), files={})) == []
+    never = node(None, 990.0, 1137.2)
+    assert node_state.judge_step(want, never) == []
+
+
+def test_a_container_created_before_its_env_file_was_written_differs(tmp_path):
+    """docker copies the env file into a container when it creates it: a restart never applies a new one. The
+    reason names the variables, never their values (the file holds the API key)."""
+    env = tmp_path / "vllm.env"
+    env.write_text("# Managed by inferops.vllm\nVLLM_HOST_IP=127.0.1.1\nVLLM_API_KEY=s3cret\n\n")
+    assert node_state.parse_env_file(env.read_text()) == {"VLLM_HOST_IP": "127.0.1.1", "VLLM_API_KEY": "s3cret"}
+    inspect = {"State": {"Running": True, "Status": "running", "StartedAt": "2026-11-30T19:01:09Z"},
+               "Config": {"Image": "r/vllm", "Labels": {}, "Env": ["PATH=/usr/bin", "VLLM_HOST_IP=127.0.1.1",
+                                                                   "VLLM_API_KEY=old"]}}
+
+    def run_(argv):
+        return (0, json.dumps([inspect]), "") if argv[1:3] == ["container", "inspect"] else (1, "", "")
+
+    wanted = {"container": {"containers": {"vllm": {"running": True, "env_file": str(env)}}}}
+    read = node_state.read_node(run_, {"docker": "docker"}, wanted=wanted)
+    assert read["steps"]["container"] == {"differs": True, "why": [
+        "vllm: its environment lacks VLLM_API_KEY of %s: it was created before that file was written" % env]}
+    assert "env" not in read["containers"]["vllm"] and "s3cret" not in json.dumps(read)
+    inspect["Config"]["Env"][2] = "VLLM_API_KEY=s3cret"
+    assert node_state.read_node(run_, {"docker": "docker"}, wanted=wanted)["steps"]["container"]["differs"] is False
