@@ -99,9 +99,11 @@ case $ACTION in
       ! grep -Eq 'changed=[1-9]|failed=[1-9]|unreachable=[1-9]' <<<"$recap" ||
         die "site.yml --check --diff on the converged lab is not clean (log: $LOG_DIR/lab-check.log)"
       log "check mode with --diff is clean"
-      # day two (tests/lab/day_two.py): a rolling upgrade under load, an upgrade that rolls back (and
-      # its digest then refused), a rolling restart, a killed follower healed in each shape, a re-run
-      # of site.yml right after a fault. INFEROPS_DAY_TWO_STEPS picks some of them.
+      # day two (tests/lab/day_two.py): a rolling upgrade under load, cut in the drain and in the move
+      # and run again; an upgrade that rolls back (and its digest then refused); a rolling restart; a
+      # killed follower in each shape and a restarted follower node, healed by the watchdogs with the
+      # router's losses counted; site.yml with a changed launch cut during serve right after a fault and
+      # run again. INFEROPS_DAY_TWO_STEPS picks some of them.
       # shellcheck disable=SC2086
       timed python3 tests/lab/day_two.py --variant "$LAB_UPGRADE" --broken "$LAB_BROKEN" --reports "$REPORTS" \
         --json "$REPORTS/day-two.json" --only ${INFEROPS_DAY_TWO_STEPS:-upgrade rollback restart heal rerun}
