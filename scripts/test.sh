@@ -22,8 +22,9 @@ STAGES=("$@")
 wants() { [[ " ${STAGES[*]} " == *" $1 "* ]]; }
 
 [[ $(id -u) == 0 ]] || die "run as root: the harness installs packages and starts dockerd"
-IMAGES_PID=   # the background image build (below), stopped with the rest on exit
-trap '[[ -z $IMAGES_PID ]] || kill "$IMAGES_PID" 2>/dev/null; harness_cleanup' EXIT
+IMAGES_PID=   # the background image builds (below), stopped with the rest on exit
+IMAGES_13_PID=
+trap 'for pid in $IMAGES_PID $IMAGES_13_PID; do kill "$pid" 2>/dev/null; done; harness_cleanup' EXIT
 export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
 
 timed host_packages
@@ -66,14 +67,24 @@ if wants molecule || wants lab; then
   build_images >"$LOG_DIR/images.log" 2>&1 &
   IMAGES_PID=$!
 fi
-wait_for_images() {
-  [[ -n $IMAGES_PID ]] || return 0
-  local pid=$IMAGES_PID; IMAGES_PID=
-  if ! wait "$pid"; then
-    tail -n 40 "$LOG_DIR/images.log" >&2
-    die "building the test images failed (log: $LOG_DIR/images.log)"
+# The Debian 13 node image (molecule/serve, the GB300 trays of molecule/hosts) beside it, on its own:
+# only the Molecule stage waits for it, so a fresh machine's integration stage does not.
+if wants molecule; then
+  (timed build_node_image trixie) >"$LOG_DIR/images-13.log" 2>&1 &
+  IMAGES_13_PID=$!
+fi
+# wait_for_build PID LOG: a background build's end, its log's tail when it failed.
+wait_for_build() {
+  [[ -n $1 ]] || return 0
+  if ! wait "$1"; then
+    tail -n 40 "$2" >&2
+    die "building the test images failed (log: $2)"
   fi
-  grep '^###' "$LOG_DIR/images.log" >&2 || true
+  grep '^###' "$2" >&2 || true
+}
+wait_for_images() {
+  local pid=$IMAGES_PID; IMAGES_PID=
+  wait_for_build "$pid" "$LOG_DIR/images.log"
 }
 if wants molecule || wants lab || wants integration; then
   timed make_hub_venv
@@ -193,6 +204,8 @@ stage_build() {
 
 stage_molecule() {
   timed wait_for_images
+  local pid=$IMAGES_13_PID; IMAGES_13_PID=
+  timed wait_for_build "$pid" "$LOG_DIR/images-13.log"
   molecule_images
   # the nodes' Debian mirror (the machine's): a proxied scenario (hgx) lists it in no_proxy
   INFEROPS_DEBIAN_MIRROR_HOST=$(debian_mirror | sed -E 's#^[a-z]+://([^/:]+).*#\1#')

@@ -36,3 +36,14 @@ def managed_file(host, path):
     f = host.file(path)
     assert f.is_file and f.mode == 0o644 and f.user == "root" and f.group == "root", path
     return f
+
+
+def debian_13_node(host):
+    """A Debian 13 (trixie) node as its installer leaves it and the roles keep it: deb822 sources only (no
+    sources.list), and Docker from trixie's own docker.io (26.x; Debian 12's is 20.10)."""
+    assert host.file("/etc/debian_version").content_string.startswith("13.")
+    assert not host.file("/etc/apt/sources.list").exists
+    assert "Suites: trixie" in content_lines(host, "/etc/apt/sources.list.d/debian.sources")
+    assert not [p for p in host.check_output("ls /etc/apt/sources.list.d").split() if p.endswith(".list")]
+    version = host.package("docker.io").version
+    assert int(version.split(".")[0]) >= 26, version

@@ -1,4 +1,4 @@
-"""Ubuntu 22.04/24.04 and EL 9 are not run end to end (Molecule runs Debian 12 containers): for each,
+"""Ubuntu 22.04/24.04 and EL 9 are not run end to end (Molecule runs Debian 12 and 13 containers): for each,
 render every OS-specific value a role would use there (repositories, keys, packages, DKMS headers,
 the branch lock or hold, the OS vars file its loader picks) from the role's real files, and compare
 with the vendors' documented layouts in fixtures/os/<os>.yml. Repositories are rendered through
@@ -8,6 +8,7 @@ roles' modules leave it (EL 9: DNF module stream, versionlock, CRB), so a conver
 import ast
 import configparser
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,12 @@ OS_SPECIFIC = ("ansible.builtin.apt", "ansible.builtin.dnf", "ansible.builtin.yu
                "deb822_repository", "yum_repository", "dpkg_selections", "dnf_versionlock",
                "os_family", "ansible_facts.distribution")
 MOLECULE_PLATFORM = {"name": "Debian", "version": "bookworm"}
+# The roles Molecule converges on Debian 13 nodes (molecule/serve; the GB300 trays of molecule/hosts, where
+# rocm is skipped: an NVIDIA node), and os_packages through nvidia_driver and container_runtime. Each
+# claims Debian 13 (test_molecule_debian_13_roles_are_converged_there keeps this list true).
+MOLECULE_DEBIAN_13 = {"role": {"host_proxy", "preflight", "nvidia_driver", "container_runtime", "cluster_plan",
+                               "vllm_exporters", "vllm_image", "vllm_model", "vllm_serve", "os_packages"},
+                      "platform": ("Debian", "trixie")}
 # A shared role is tested on an OS where a rendered role that uses it is (os_packages: the repository
 # each caller sets up is rendered through its task files).
 SHARED = {"os_packages": os_packages_callers()}
@@ -342,6 +349,8 @@ def test_meta_claims_only_what_is_tested(name):
     """Debian 12 by Molecule; another OS only where this file renders the role there, or where the
     role has nothing OS-specific to render."""
     tested = [(MOLECULE_PLATFORM["name"], MOLECULE_PLATFORM["version"])]
+    if name in MOLECULE_DEBIAN_13["role"]:
+        tested.append(MOLECULE_DEBIAN_13["platform"])
     for path in FIXTURES:
         fix = fixture(path)
         if (name in fix or set(SHARED.get(name, [])) & set(fix)
@@ -350,6 +359,22 @@ def test_meta_claims_only_what_is_tested(name):
     claims = claimed(name)
     assert tested[0] in claims
     assert [c for c in claims if c not in tested] == [], "%s claims platforms no test covers" % name
+    if name in MOLECULE_DEBIAN_13["role"]:
+        assert MOLECULE_DEBIAN_13["platform"] in claims, "%s runs on Debian 13 in Molecule: claim it" % name
+
+
+def test_molecule_debian_13_roles_are_converged_there():
+    """Each role the list says runs on Debian 13 is in the converge playbook of a scenario with Debian 13 nodes
+    (a platform image of local/inferops-node:13)."""
+    converged = set()
+    for scenario in sorted((ROOT / "molecule").glob("*/molecule.yml")):
+        config = load(scenario)
+        if not any("INFEROPS_NODE_IMAGE_13" in str(p.get("image", "")) for p in config.get("platforms", [])):
+            continue
+        playbook = config.get("provisioner", {}).get("playbooks", {}).get("converge", "converge.yml")
+        converged |= set(re.findall(r"inferops\.vllm\.(\w+)", (scenario.parent / playbook).read_text()))
+    assert converged, "no Molecule scenario has Debian 13 nodes"
+    assert MOLECULE_DEBIAN_13["role"] - {"os_packages"} <= converged
 
 
 # What a node's python3 runs: the modules but those run on the controller, and the module_utils files

@@ -18,9 +18,10 @@ AUTH_REGISTRY=127.0.0.1:5002
 AUTH_REGISTRY_USER=inferops-ci
 LOG_DIR=$INFEROPS_CACHE/logs
 NODE_IMAGE=local/inferops-node:12
+NODE_IMAGE_13=local/inferops-node:13   # Debian 13 (trixie) nodes: molecule/serve and the GB300 trays of molecule/hosts
 STANDIN_VLLM_IMAGE=local/inferops-standin-vllm:latest
 STANDIN_REPO=$INFEROPS_CACHE/standin-repo
-export INFEROPS_CACHE NODE_IMAGE STANDIN_REPO
+export INFEROPS_CACHE NODE_IMAGE NODE_IMAGE_13 STANDIN_REPO
 
 _STARTED_DOCKERD=
 _STARTED_REGISTRY=
@@ -92,16 +93,22 @@ stop_dockerd() {
 
 image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
 
-# Debian 12 with systemd and what Ansible needs. Built once per change of this
-# script's inputs; the stable tag points at the current build.
+# Debian with systemd and what Ansible needs: bookworm (the default) or trixie. Built once per
+# change of this script's inputs; the stable tag (local/inferops-node:12 or :13) points at the current build.
+# usage: build_node_image [SUITE]
 build_node_image() {
-  local tag
-  tag=local/inferops-node:12-$(inputs_hash "$HARNESS_DIR/node-image.sh")
+  local suite=${1:-bookworm} version stable tag
+  case $suite in
+    bookworm) version=12 stable=$NODE_IMAGE ;;
+    trixie)   version=13 stable=$NODE_IMAGE_13 ;;
+    *) die "build_node_image: no node image for suite $suite" ;;
+  esac
+  tag=local/inferops-node:$version-$(inputs_hash "$HARNESS_DIR/node-image.sh")
   if ! image_exists "$tag"; then
-    log "building node image $tag from $(debian_mirror)"
-    bash "$HARNESS_DIR/node-image.sh" "$(debian_mirror)" "$tag"
+    log "building node image $tag ($suite) from $(debian_mirror)"
+    bash "$HARNESS_DIR/node-image.sh" "$(debian_mirror)" "$tag" "$suite"
   fi
-  docker tag "$tag" "$NODE_IMAGE"
+  docker tag "$tag" "$stable"
 }
 
 # The lean stand-in vLLM: Python and the few stdlib modules its server imports.

@@ -7,7 +7,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "_shared"))
-from node_reads import selections, policy, content_lines, mtime, started_at, managed_file  # noqa: E402  (molecule/_shared, beside the scenarios)
+from node_reads import selections, policy, content_lines, mtime, started_at, managed_file, debian_13_node  # noqa: E402  (molecule/_shared, beside the scenarios)
 
 testinfra_hosts = ["gb300-t1", "gb300-t2"]   # the nodes of molecule/hosts this module reads (testinfra honours it)
 
@@ -30,9 +30,13 @@ def test_driver_is_the_branchs_newest_and_held(host):
         assert held[name] == "hold", name
 
 
+def test_the_trays_run_debian_13(host):
+    debian_13_node(host)
+
+
 def test_cuda_repository_is_signed_deb822(host):
     lines = content_lines(host, "/etc/apt/sources.list.d/cuda.sources")
-    assert "URIs: file:///srv/inferops-standin/cuda/debian12/x86_64/" in lines
+    assert "URIs: file:///srv/inferops-standin/cuda/debian13/x86_64/" in lines
     assert "Signed-By: /usr/share/keyrings/cuda-archive-keyring.gpg" in lines
     assert host.package("cuda-keyring").is_installed
     assert host.file("/usr/share/keyrings/cuda-archive-keyring.gpg").is_file

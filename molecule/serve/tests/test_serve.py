@@ -3,10 +3,14 @@ only in the 0600 env file; the mirror fetched upstream once for three nodes."""
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "_shared"))
+from node_reads import debian_13_node  # noqa: E402  (molecule/_shared, beside the scenarios)
 
 DIGEST_REF = os.environ["INFEROPS_STANDIN_VLLM_DIGEST"]
 DIGEST = DIGEST_REF.split("@")[1]
@@ -15,6 +19,10 @@ SECRET = "molecule-not-a-real-secret"
 
 def inspect(host):
     return json.loads(host.check_output("docker inspect vllm"))[0]
+
+
+def test_the_nodes_run_debian_13(host):
+    debian_13_node(host)
 
 
 def test_runs_the_pinned_digest_through_the_mirror(host):

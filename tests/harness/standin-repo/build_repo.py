@@ -237,14 +237,16 @@ def main(out):
         keyring = (keys / "standin.gpg").read_bytes()
         armored = (keys / "standin.asc").read_text()
 
-        cuda = out / "cuda/debian12/x86_64"
         keyring_pkg = dict(name="cuda-keyring", version="1.1-1", arch="all",
                            files={"/usr/share/keyrings/cuda-archive-keyring.gpg": keyring})
         nvidia = [keyring_pkg, pinning_package("580"), pinning_package("590")]
         for v in DRIVERS:
             nvidia += driver_packages(v)
-        flat_repo(cuda, nvidia, gpg)
-        (cuda / "3bf863cc.pub").write_text(armored)
+        # NVIDIA's layout: one flat repository per distribution release (Debian 13 nodes read debian13)
+        for distro in ("debian12", "debian13"):
+            cuda = out / "cuda" / distro / "x86_64"
+            flat_repo(cuda, nvidia, gpg)
+            (cuda / "3bf863cc.pub").write_text(armored)
 
         ctk = out / "libnvidia-container"
         flat_repo(ctk / "stable/deb/amd64", [ctk_package("nvidia-container-toolkit", "nvidia", v, "nvidia-container-runtime",
