@@ -101,7 +101,7 @@ case $ACTION in
       log "check mode with --diff is clean"
       # day two (tests/lab/day_two.py): a rolling upgrade under load, cut in the drain and in the move
       # and run again; an upgrade that rolls back (and its digest then refused); a rolling restart; a
-      # killed TP follower and a restarted DP follower node, healed by the watchdogs with the
+      # restarted TP follower node and a killed DP follower, healed by the watchdogs with the
       # router's losses counted; site.yml with a changed launch cut during serve right after a fault and
       # run again. INFEROPS_DAY_TWO_STEPS picks some of them.
       # shellcheck disable=SC2086

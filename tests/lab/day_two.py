@@ -28,10 +28,10 @@ from lab_nodes import (CLUSTERS, INVENTORY, ROOT, Client, container, docker, htt
 PROMETHEUS = "http://127.0.1.1:18490"   # role vllm_prometheus on lab-node1 (inventories/lab)
 ENGINES_MISSING = "InferopsVllmEnginesMissing"
 STEPS = ["upgrade", "rollback", "restart", "heal", "rerun"]
-# tests/lab/faults.py, one trial per shape, at once: the TP follower's vLLM killed, the DP follower's node restarted
-# (its fresh follower must join the head its watchdog restarts: the DP rejoin race). scripts/bench.sh heal runs
-# every fault, N times each.
-HEAL_ROUNDS = (("tp_follower_killed", "dp_follower_rebooted"),)
+# tests/lab/faults.py, one trial per shape, at once: the TP follower's node restarted, the DP follower's vLLM killed
+# (the follower docker brings back must join the head its watchdog restarts: the DP rejoin race; and the
+# fewer-engines alert must fire). scripts/bench.sh heal runs every fault, N times each.
+HEAL_ROUNDS = (("tp_follower_rebooted", "dp_follower_killed"),)
 REPORTS = ""   # --reports/rollout
 # The Hub stand-in's commits of inferops/tiny-k3 (tests/harness/lib.sh build_hub_repos): the lab pins the
 # first; the upgrade moves to the second, the failed upgrade tries the third. Weights: every revision shares
@@ -303,7 +303,7 @@ def step_heal(figures: dict) -> None:
     """One trial per shape (HEAL_ROUNDS) with the steady client through the router: each cluster serves again within
     3 minutes and the router loses at most 2 requests per fault. The DP trial also proves the fewer-engines alert:
     it fires between the fault and the heal, then resolves."""
-    log("kill the TP follower's vLLM and restart the DP follower's node; no operator")
+    log("restart the TP follower's node and kill the DP follower's vLLM; no operator")
     check(wait_for_alert(ENGINES_MISSING, "lab_dp", False, 60) is not None,
           "%s fires for lab_dp before its follower is killed" % ENGINES_MISSING)
     results: dict = {}
@@ -315,7 +315,7 @@ def step_heal(figures: dict) -> None:
             began = time.time()
             results.update(faults.trial_round([faults.FAULTS[name] for name in names], client))
             log("%s: %s" % (" and ".join(names), {name: results[name] for name in names}))
-            if any(faults.FAULTS[name].cluster == "lab_dp" for name in names):
+            if "dp_follower_killed" in names:
                 # Prometheus's own record of the alert since the kill, and what the rule read (why it fired or not)
                 fired = firing_since(ENGINES_MISSING, "lab_dp", began)
                 resolved = wait_for_alert(ENGINES_MISSING, "lab_dp", False, 120)
@@ -355,8 +355,8 @@ def changed_hosts(out: str) -> dict[str, int]:
 def step_rerun(variant: str, figures: dict) -> None:
     """The TP follower killed, then site.yml with a new environment for cluster lab (an inventory layered over the
     lab's), cut with Ctrl-C as its containers are run, then the same command again: it returns only when the
-    cluster serves, on the new launch everywhere. The DP nodes, one of them just restarted (step heal), change
-    nothing in either run."""
+    cluster serves, on the new launch everywhere. Neither run changes anything but that launch (vllm_serve on
+    lab's nodes), though a node restarted in step heal: what a reboot undoes, the roles do not depend on."""
     log("kill the TP follower, run site.yml with a changed launch, Ctrl-C it during serve, run it again")
     endpoint, nodes = CLUSTERS["lab"]
     kill_vllm(nodes[1])
@@ -378,7 +378,8 @@ def step_rerun(variant: str, figures: dict) -> None:
     rc, seconds, out = play("site.yml", *args, log_name="day2-rerun.log")
     serving_at_return = serves(endpoint)
     watcher.join(timeout=1200)
-    dp_changes = changed_tasks(cut_out + out, CLUSTERS["lab_dp"][1])
+    others = [c for c in changed_tasks(cut_out + out, [n for _e, ns in CLUSTERS.values() for n in ns])
+              if not (c.startswith("inferops.vllm.vllm_serve :") and c.rsplit(": ", 1)[1] in nodes)]
     figures["rerun"] = {"cut_run_s": round(cut_seconds), "site_yml_returned_s": round(seconds),
                         "cluster_served_s": round(first_served[0]) if first_served else None, "rc": rc,
                         "serving_at_return": serving_at_return, "changed": changed_hosts(out)}
@@ -388,7 +389,7 @@ def step_rerun(variant: str, figures: dict) -> None:
     for node in nodes:
         check("INFEROPS_LAB_RERUN=1" in docker(node, "cat", "/etc/inferops-vllm/vllm.env"), "%s lacks the new launch" % node)
     whole("after the cut site.yml was run again")
-    check(not dp_changes, "site.yml changed the DP nodes after the restart of lab-node4: %s" % dp_changes)
+    check(not others, "site.yml after a node restart changed more than lab's launch: %s" % others)
 
 
 def main() -> None:
