@@ -217,6 +217,7 @@ def parse_container_inspect(out: str) -> dict:
             # how often docker's restart policy restarted it: the group check compares members by these
             "started_at": docker_time(state.get("StartedAt")), "restart_count": container.get("RestartCount", 0),
             "exit_code": state.get("ExitCode"),
+            "restart_policy": ((container.get("HostConfig") or {}).get("RestartPolicy") or {}).get("Name") or "",
             # judged on the node only, never returned: it holds the secrets of the env file
             "env": (container.get("Config") or {}).get("Env") or []}
 

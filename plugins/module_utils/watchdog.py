@@ -65,6 +65,9 @@ class Container:
     running: bool = False
     started_at: Optional[float] = None   # epoch seconds of the last start (State.StartedAt)
     error: Optional[str] = None          # docker itself failed: nothing is known
+    # stopped while its restart policy (always, unless-stopped) would bring back a crash: `docker stop` by an
+    # operator, or Ansible restarting the group in order (stop all, start the head, then the followers)
+    stopped_on_purpose: bool = False
 
 
 @dataclass
@@ -127,6 +130,10 @@ def decide(prev: State, probe: Probe, container: Container, now: float, policy: 
     if not container.exists:
         s.state = "failing"
         return Decision(s, "none", "%s; no container to restart (Ansible creates it)" % failures)
+    if container.stopped_on_purpose:
+        s.state = "failing"
+        return Decision(s, "none", "%s; the container was stopped on purpose (docker stop, or Ansible restarting the "
+                        "group in order): the watchdog starts nothing its restart policy keeps stopped" % failures)
     age = now - container.started_at if container.started_at else None
     grace = grace_for(prev.restarts_in_row, policy)
     # The grace is the load's budget: a container that has served since its last start has loaded,
@@ -249,8 +256,9 @@ class Docker:
         except (ValueError, LookupError, TypeError, AttributeError) as exc:
             return Container(exists=False, error="unreadable docker inspect output: %s" % exc)
         # a container docker is restarting has a process to restart; only a stopped one needs `docker start`
-        return Container(exists=True, running=read["running"] or read["status"] in ("restarting", "paused"),
-                         started_at=read["started_at"])
+        running = read["running"] or read["status"] in ("restarting", "paused")
+        return Container(exists=True, running=running, started_at=read["started_at"],
+                         stopped_on_purpose=not running and read.get("restart_policy") in ("always", "unless-stopped"))
 
     def act(self, action: str, name: str) -> Optional[str]:
         """Run `docker restart|start name`; the error, or None."""

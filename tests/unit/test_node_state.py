@@ -85,7 +85,7 @@ def test_docker_inspect_output():
                              "Config": {"Image": "r/vllm@sha256:43be", "Labels": {"inferops.vllm.launch": "ab"}}}])
     assert node_state.parse_container_inspect(container) == {
         "exists": True, "running": False, "status": "restarting", "image": "r/vllm@sha256:43be",
-        "labels": {"inferops.vllm.launch": "ab"}, "started_at": None, "restart_count": 0, "exit_code": None, "env": []}
+        "labels": {"inferops.vllm.launch": "ab"}, "started_at": None, "restart_count": 0, "exit_code": None, "restart_policy": "", "env": []}
 
 
 def test_container_start_time_and_restarts():

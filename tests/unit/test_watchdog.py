@@ -71,6 +71,27 @@ def test_no_container_or_no_docker_means_no_action():
     assert d.action == "none" and "docker did not answer" in d.reason
 
 
+def test_a_container_stopped_on_purpose_is_left_stopped():
+    # Ansible restarting the group in order stops every node, then starts the head, then the followers: a
+    # follower's watchdog that starts its container in between starts it before the head (seen in the lab)
+    stopped = wd.Container(exists=True, running=False, started_at=NOW - 600, stopped_on_purpose=True)
+    member = wd.State(consecutive_failures=5, state="failing", last_success=NOW - 30)
+    for follower in (False, True):
+        d = step(member, refused(), stopped, follower=follower, delayed=True)
+        assert d.action == "none" and "stopped on purpose" in d.reason
+
+    def inspect(policy, status):
+        out = json.dumps([{"State": {"Running": False, "Status": status, "StartedAt": "2026-11-30T19:01:09Z"},
+                           "HostConfig": {"RestartPolicy": {"Name": policy}}, "Config": {}}])
+        return wd.Docker("docker", lambda argv: (0, out, "")).inspect("vllm")
+
+    assert inspect("unless-stopped", "exited").stopped_on_purpose
+    assert inspect("always", "exited").stopped_on_purpose
+    # no policy that would bring a crash back: the watchdog starts it, as before
+    assert not inspect("no", "exited").stopped_on_purpose
+    assert not inspect("unless-stopped", "restarting").stopped_on_purpose
+
+
 def test_any_recent_start_gives_the_load_its_grace():
     s = wd.State(consecutive_failures=7, state="failing")
     d = step(s, bad(), wd.Container(exists=True, running=True, started_at=NOW - 899))
