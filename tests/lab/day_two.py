@@ -18,10 +18,10 @@ import sys
 import threading
 import time
 import urllib.parse
-from datetime import datetime, timezone
 from pathlib import Path
 
 import faults
+import node_state  # plugins/module_utils, on the path through lab_nodes
 from lab_nodes import (CLUSTERS, INVENTORY, ROOT, Client, container, docker, http, image_of, kill_vllm, router_workers,
                        serves, wait_until_serving)
 
@@ -103,11 +103,6 @@ def model_record(node: str) -> dict:
     return json.loads(docker(node, "cat", RECORD))
 
 
-def epoch(rfc3339: str) -> float:
-    """docker's StartedAt (RFC 3339, UTC, nanoseconds) in epoch seconds."""
-    return datetime.strptime(rfc3339[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
-
-
 def whole(when: str) -> None:
     """After a run that finished what an interrupted one began: both clusters behind the router and serving; on
     every node the container runs its whole launch (started after its config file was written, created with its
@@ -120,7 +115,7 @@ def whole(when: str) -> None:
             check(not left, "%s: %s keeps the container %s" % (when, node, left))
             running = container(node)
             written = int(docker(node, "stat", "-c", "%Y", CONFIG_FILE))
-            started = epoch(running["State"]["StartedAt"])
+            started = node_state.docker_time(running["State"]["StartedAt"]) or 0.0
             check(started + 1 >= written, "%s: %s's vLLM started %d s before its config file was last written: it runs "
                   "a launch half applied" % (when, node, written - started))
             env = [line for line in docker(node, "cat", ENV_FILE).splitlines() if line and not line.startswith("#")]
