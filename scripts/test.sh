@@ -164,12 +164,14 @@ stage_lint() {
 # ansible-test wants the tree at ansible_collections/<ns>/<name>, without the
 # .collections link that points back at it. The get-pip shim keeps it offline.
 # sanity_with VENV NAME: that venv's ansible-test, in its own copy of the tree.
+# Each run has a HOME of its own: ansible-test keeps its test venvs under ~/.ansible/test/venv, named by
+# their requirements, and two versions creating the same one at once broke a fresh machine's run.
 sanity_with() {
-  local dest=$INFEROPS_CACHE/$2/ansible_collections/inferops/vllm
-  rm -rf "$dest" && mkdir -p "$dest" "$HOME/.ansible/test/cache"
+  local dest=$INFEROPS_CACHE/$2/ansible_collections/inferops/vllm home=$INFEROPS_CACHE/$2-home
+  rm -rf "$dest" && mkdir -p "$dest" "$home/.ansible/test/cache"
   git ls-files -co --exclude-standard | grep -v '^\.collections/' | tar -cf - -T - | tar -C "$dest" -xf -
-  cp "$HARNESS_DIR/get_pip_24_2.py" "$HOME/.ansible/test/cache/get_pip_24_2.py"
-  (cd "$dest" && PATH=$1/bin:$PATH ansible-test sanity --local --python 3.11 --color no)
+  cp "$HARNESS_DIR/get_pip_24_2.py" "$home/.ansible/test/cache/get_pip_24_2.py"
+  (cd "$dest" && HOME=$home PATH=$1/bin:$PATH ansible-test sanity --local --python 3.11 --color no)
 }
 
 # with_both_ansibles NAME FN: FN VENV NAME with this venv's ansible-core, and beside it (when that
