@@ -98,8 +98,10 @@ case $ACTION in
       for run in rerun:"a second site.yml run on the lab changed something" check:"site.yml --check --diff on the converged lab is not clean"; do
         recap=$(sed -n '/^PLAY RECAP/,$p' "$LOG_DIR/lab-${run%%:*}.log")
         echo "$recap"
-        [[ -n $recap ]] && ! grep -Eq 'changed=[1-9]|failed=[1-9]|unreachable=[1-9]' <<<"$recap" ||
-          { tail -n 60 "$LOG_DIR/lab-${run%%:*}.log" >&2; die "${run#*:} (log: $LOG_DIR/lab-${run%%:*}.log)"; }
+        if [[ -z $recap ]] || grep -Eq 'changed=[1-9]|failed=[1-9]|unreachable=[1-9]' <<<"$recap"; then
+          tail -n 60 "$LOG_DIR/lab-${run%%:*}.log" >&2
+          die "${run#*:} (log: $LOG_DIR/lab-${run%%:*}.log)"
+        fi
       done
       log "second run changed nothing; check mode with --diff is clean ($((SECONDS - pair_start)) s for both)"
       # day two (tests/lab/day_two.py): a rolling upgrade under load, cut in the drain and in the move
