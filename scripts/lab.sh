@@ -106,7 +106,7 @@ case $ACTION in
       log "second run changed nothing; check mode with --diff is clean ($((SECONDS - pair_start)) s for both)"
       # day two (tests/lab/day_two.py): a rolling upgrade under load, cut in the drain and in the move
       # and run again; an upgrade that rolls back (and its digest then refused); a rolling restart; a
-      # restarted TP follower node and a killed DP follower, healed by the watchdogs with the
+      # restarted TP follower node, then a killed DP follower, healed by the watchdogs with the
       # router's losses counted; site.yml with a changed launch cut during serve right after a fault and
       # run again. INFEROPS_DAY_TWO_STEPS picks some of them.
       # shellcheck disable=SC2086

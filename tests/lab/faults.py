@@ -75,8 +75,8 @@ def trial(fault: Fault, client: Client, deadline: float = 900) -> dict:
 
 
 def trial_round(round_: list[Fault], client: Client, deadline: float = 900) -> dict[str, dict]:
-    """Faults on different clusters at once, each timed on its own; the router's losses are the round's (CI
-    runs two faults per round to save time; the bench runs one)."""
+    """Faults on different clusters at once, each timed on its own; the router's losses are the round's. CI and
+    the bench run one fault per round: with every replica down at once the router has no worker left."""
     results: dict[str, dict] = {}
     before = {f.name: restarts(f.cluster) for f in round_}
     start, began = time.monotonic(), time.time()
