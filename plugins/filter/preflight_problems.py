@@ -29,8 +29,8 @@ options:
     required: true
   expected:
     description:
-      - What the inventory says of the node (C(vendor), C(model), C(count), C(fabric), C(hcas)); omit or null where
-        it names no accelerator, and only the driver is checked.
+      - The node's C(vllm_launch.host_stack) (C(vendor), C(gpu_model), C(gpus), C(fabric), C(hcas)); omit or null
+        where the node has no launch, and only the driver is checked.
     type: dict
   require_rdma:
     description: Check RDMA devices on an InfiniBand or RoCE fabric.
@@ -46,8 +46,7 @@ EXAMPLES = r"""
     that: _problems | length == 0
     fail_msg: "{{ _problems | join(' ') }}"
   vars:
-    _problems: "{{ gpu_facts | inferops.vllm.preflight_problems(inventory_hostname, 580, {'vendor': 'nvidia', 'model': 'H200',
-      'count': 8, 'fabric': 'infiniband', 'hcas': ['mlx5_0']}) }}"
+    _problems: "{{ gpu_facts | inferops.vllm.preflight_problems(inventory_hostname, 580, vllm_launch.host_stack) }}"
 """
 
 RETURN = r"""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils import hardware, rules, vllm_surface
-from ansible_collections.inferops.vllm.plugins.module_utils import image_ref, model_source, node_layout
+from ansible_collections.inferops.vllm.plugins.module_utils import host_stack, image_ref, model_source, node_layout
 from ansible_collections.inferops.vllm.plugins.module_utils import wrong_values
 from ansible_collections.inferops.vllm.plugins.module_utils.profiles import PROFILES
 
@@ -172,6 +172,8 @@ class Node:
     args: Mapping[str, Any]
     env: Mapping[str, Any]
     domain: Optional[str] = None     # vllm_nvlink_domain: the NVL72 rack (IMEX domain) of this host
+    # the host-stack roles' tunables this host sets (host_stack.ROLE_SETTINGS), for the launch's host_stack
+    role_settings: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -202,6 +204,8 @@ class Cluster:
     warnings: Tuple[str, ...] = ()
     domains: Tuple[str, ...] = ()      # the NVLink domains of the nodes, in rank order of first use
     model: Optional[model_source.ModelSource] = None   # where the weights come from, pinned how
+    # {NVLink domain inventory group: its trays' control addresses}, for IMEX's node list
+    domain_peers: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def spans_domains(self) -> bool:
@@ -545,8 +549,10 @@ def _gpus_per_node(value: Any, acc: hardware.Accelerator, where: str) -> int:
     return gpus
 
 
-def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluster:
-    """members: (inventory host name, its variables) for every host of the cluster."""
+def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]],
+          domain_peers: Optional[Mapping[str, Sequence[str]]] = None) -> Cluster:
+    """members: (inventory host name, its variables) for every host of the cluster. domain_peers: the
+    control addresses of each NVLink domain group's trays (plan.domain_peers), for IMEX."""
     if not members:
         _fail("vllm_cluster", name, "inventory", "no host belongs to this cluster",
               "put the cluster's hosts in the group named by vllm_cluster")
@@ -604,13 +610,15 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]]) -> Cluste
                       else hvars["vllm_port"], hwhere),
             args=_mapping("vllm_args", hvars.get("vllm_args"), hwhere),
             env=_mapping("vllm_env", hvars.get("vllm_env"), hwhere),
-            domain=hvars.get("vllm_nvlink_domain") or None))
+            domain=hvars.get("vllm_nvlink_domain") or None,
+            role_settings={k: hvars[k] for k in host_stack.ROLE_SETTINGS if hvars.get(k) is not None}))
     secrets = {env: var for env, var in SECRET_ENV.items() if members[0][1].get(var)}
     warnings = _warnings(name, profile_name, profile, acc, layout, fabric, nodes)
     return Cluster(name=name, nodes=tuple(nodes), accelerator=acc, gpus_per_node=gpus, fabric=fabric, layout=layout,
                    load_balancing=lb, profile_name=profile_name, profile=profile, surface=surface,
                    settings=settings, secrets=secrets, warnings=tuple(warnings), domains=domains,
-                   model=model_source.build(settings, repo) if repo else None)
+                   model=model_source.build(settings, repo) if repo else None,
+                   domain_peers={d: tuple(p) for d, p in (domain_peers or {}).items()})
 
 
 def _domains(name: str, ordered: Sequence[Tuple[str, Mapping[str, Any]]], fabric: rules.Fabric,

@@ -6,7 +6,7 @@
 Adding hardware means adding a row here (and a recipe in profiles/ if the
 model needs family-specific flags), not new branches in the compiler. Everything
 else that names GPU models reads this table: the plan's choices and messages,
-gpu_facts, the roles (the accelerator filter) and the stand-in nvidia-smi/amd-smi
+gpu_facts, the roles (the launch's host_stack, module_utils/host_stack.py) and the stand-in nvidia-smi/amd-smi
 (tests/unit/test_one_catalog_row.py adds a row and checks that they follow).
 """
 

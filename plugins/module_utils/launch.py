@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ansible_collections.inferops.vllm.plugins.module_utils import hardware, model_source, plain_input, rules
+from ansible_collections.inferops.vllm.plugins.module_utils import hardware, host_stack, model_source, plain_input, rules
 from ansible_collections.inferops.vllm.plugins.module_utils.url_host import base_url
 from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (OWNED_FLAGS, SECRET_ENV, Cluster,
                                                                             ClusterError, Node)
@@ -385,6 +385,7 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
         "image": cluster.settings["vllm_image"], "vllm_version": cluster.surface.version,
         "all2all_backend": compiled[head.host][0].get("all2all-backend"),
         "moe_backend": compiled[head.host][0].get("moe-backend"),
+        "tool_choices": tool_choices(compiled[head.host][0]),
         "warnings": list(cluster.warnings) + input_warnings,
         "model": cluster.model.summary() if cluster.model is not None else None,
     }
@@ -409,5 +410,31 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
             "env": env,
             "secret_env": dict(cluster.secrets),
             "container": container,
+            "host_stack": _host_stack(cluster, node),
         }
     return out
+
+
+# tool_choice modes the smoke test asks for, by tool-call parser: vLLM's kimi_k3 parser enforces "required" only
+# with strict tool calling (VLLM_ENFORCE_STRICT_TOOL_CALLING); without it, tool_calls come back empty
+# (docs/smoke-verdict.md), so K3 is checked with auto
+TOOL_CHOICES = {"kimi_k3": ["auto"]}
+
+
+def tool_choices(args: Mapping[str, Any]) -> List[str]:
+    """The tool_choice modes the smoke test checks by default (smoke_test_tool_choices)."""
+    return list(TOOL_CHOICES.get(args.get("tool-call-parser", ""), ["auto", "required"]))
+
+
+def _probe_ranks(cluster: Cluster) -> int:
+    """Ranks behind the node's API that the probes reach one by one: all of them with vLLM's own
+    (internal) load balancing; with hybrid balancing each node's API has its own."""
+    return cluster.layout.dp if cluster.load_balancing == "internal" else 1
+
+
+def _host_stack(cluster: Cluster, node: Node) -> Dict[str, Any]:
+    acc = cluster.accelerator
+    return host_stack.build(vendor=acc.vendor, model=acc.model, gpus=cluster.gpus_per_node,
+                            nvswitch_board=acc.nvswitch_board, mnnvl=acc.mnnvl, fabric=cluster.fabric.name,
+                            hcas=node.hcas, node_domain=node.domain, peers_of=cluster.domain_peers,
+                            probe_ranks=_probe_ranks(cluster), hvars=node.role_settings)

@@ -6,17 +6,17 @@ launch: the one path that the plan action, the tests and tools share."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils import cluster as cluster_model
-from ansible_collections.inferops.vllm.plugins.module_utils import launch
+from ansible_collections.inferops.vllm.plugins.module_utils import host_stack, launch
 
 # Only these host variables are read (and templated) from the inventory: the typed ones, the driver
 # variables the plan checks and ansible_host. Secrets (SECRET_ENV) are only looked up by name, and any
 # other vllm_* variable (a registry password, a role's settings) is never touched, so never decrypted.
 READ_NAMES = tuple(dict.fromkeys(tuple(cluster_model.VAR_TYPES) + tuple(cluster_model.CLUSTER_DEFAULTS)
                                  + tuple(cluster_model.SECRET_ENV.values()) + ("ansible_host",)
-                                 + cluster_model.DRIVER_VARS))
+                                 + cluster_model.DRIVER_VARS + tuple(host_stack.ROLE_SETTINGS)))
 
 
 def wanted(name: str) -> bool:
@@ -80,7 +80,7 @@ def compile_cluster(name: str, groups: Mapping[str, Sequence[str]],
         members.append((host, {**hvars, **overrides} if overrides else hvars))
     inventory_hosts = groups.get("all", ())
     try:
-        cluster = cluster_model.build(name, members)
+        cluster = cluster_model.build(name, members, domain_peers(members, groups, host_vars))
     except cluster_model.ClusterError:
         # a host left outside the group explains most wrong ranks and sizes: name it instead
         if cluster_of is not None:
@@ -90,7 +90,40 @@ def compile_cluster(name: str, groups: Mapping[str, Sequence[str]],
         _refuse_outsiders(name, groups, inventory_hosts, cluster_of)
     if cluster.mnnvl:
         _check_domain_groups(cluster, groups)
-    return launch.compile_cluster(cluster)
+    launches = launch.compile_cluster(cluster)
+    _check_imex_peers(launches)
+    return launches
+
+
+def _check_imex_peers(launches: Mapping[str, Mapping[str, Any]]) -> None:
+    """A node that runs IMEX writes its domain group's trays as the node list: a domain that is no
+    inventory group (or none at all, with nvidia_driver_imex: true) would stop nvidia_driver on the node."""
+    for host, node in launches.items():
+        imex = node["host_stack"]["imex"]
+        if imex is not None and imex["peers"] is None:
+            raise cluster_model.ClusterError(
+                "nvidia_driver_imex_domain", imex["domain"], "host %s" % host,
+                "the node runs IMEX, whose node list is the trays of the NVLink domain's inventory group, and %s"
+                % ("there is no group %s" % imex["domain"] if imex["domain"] else "the node names no NVLink domain"),
+                "put the rack's trays in one inventory group and set vllm_nvlink_domain to its name in that group's "
+                "group_vars (or set nvidia_driver_imex: false)")
+
+
+def domain_peers(members: Sequence[Tuple[str, Mapping[str, Any]]], groups: Mapping[str, Sequence[str]],
+                 host_vars: Callable[[str], Mapping[str, Any]]) -> Dict[str, List[str]]:
+    """{NVLink domain group: the control address of each of its trays} for the domains the members name
+    (vllm_nvlink_domain, or nvidia_driver_imex_domain): IMEX's node list, identical on every tray of the rack,
+    whichever cluster they serve. A domain that is no inventory group is left out."""
+    out: Dict[str, List[str]] = {}
+    for _host, hvars in members:
+        for domain in (hvars.get("nvidia_driver_imex_domain"), hvars.get("vllm_nvlink_domain")):
+            if domain and isinstance(domain, str) and domain in groups and domain not in out:
+                out[domain] = [_control_address(peer, host_vars(peer)) for peer in groups[domain]]
+    return out
+
+
+def _control_address(host: str, hvars: Mapping[str, Any]) -> str:
+    return str(hvars.get("vllm_control_address") or hvars.get("ansible_host") or host)
 
 
 def _check_domain_groups(cluster: cluster_model.Cluster, groups: Mapping[str, Sequence[str]]) -> None:

@@ -32,12 +32,12 @@ def gpu_problem(facts: Dict[str, Any], host: str, expected: Dict[str, Any]) -> O
     if not facts.get("count") or expected["vendor"] == "cpu":
         return None
     if (facts.get("vendor"), facts.get("model"), facts.get("count")) == (
-            expected["vendor"], expected["model"], int(expected["count"])):
+            expected["vendor"], expected["gpu_model"], int(expected["gpus"])):
         return None
     return ("%s reports %s x %s (%s), but the inventory says %s x %s (vllm_gpu_model, vllm_gpus_per_node). Fix the "
             "inventory, or the node (a GPU missing from nvidia-smi/amd-smi usually means a hardware or driver fault)."
             % (host, facts.get("count"), "/".join(facts.get("models") or []) or "no GPU", facts.get("vendor"),
-               expected["count"], expected["model"]))
+               expected["gpus"], expected["gpu_model"]))
 
 
 def rdma_problem(facts: Dict[str, Any], host: str, expected: Dict[str, Any]) -> Optional[str]:
@@ -60,7 +60,8 @@ def rdma_problem(facts: Dict[str, Any], host: str, expected: Dict[str, Any]) -> 
 def node_problems(facts: Dict[str, Any], host: str, min_driver_branch: int,
                   expected: Optional[Dict[str, Any]] = None, require_rdma: bool = True) -> List[str]:
     """What stops this node from serving as the inventory describes it; empty when nothing does.
-    `expected` is None where the inventory names no accelerator (vllm_gpu_model unset)."""
+    `expected`: the launch's host_stack (vendor, gpu_model, gpus, fabric, hcas); None where the node has no
+    launch (the role run on its own), which checks the driver branch only."""
     problems = [driver_problem(facts, host, min_driver_branch)]
     if expected is not None:
         problems.append(gpu_problem(facts, host, expected))

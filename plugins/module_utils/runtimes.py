@@ -38,6 +38,7 @@ FILES = {
     "fleet.py": CONTROLLER,
     "gpu_exporter.py": CONTROLLER,
     "group.py": CONTROLLER,
+    "host_stack.py": CONTROLLER,
     "image_record.py": CONTROLLER,
     "known_vars.py": CONTROLLER,
     "launch.py": CONTROLLER,

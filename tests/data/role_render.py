@@ -92,14 +92,23 @@ def _flatten(tasks: List[dict]) -> List[dict]:
     return out
 
 
+def gpu_node_launch(model: str = "H200") -> Dict[str, Any]:
+    """The plan's launch for one node of `model` (vllm_gpu_model), as cluster_plan hands it to the roles."""
+    # pylint: disable-next=import-outside-toplevel (the collection loads with the plugin loader above)
+    from ansible_collections.inferops.vllm.plugins.module_utils import cluster, launch
+    members = [("node1", {"vllm_cluster": "c1", "vllm_gpu_model": model, "vllm_strategy": "single",
+                          "vllm_model_revision": "0123456789abcdef0123456789abcdef01234567"})]
+    return launch.compile_cluster(cluster.build("c1", members))["node1"]
+
+
 class Role:
     """One role on one OS: facts, defaults, the OS vars file the loader picks, vars/main.yml."""
 
     def __init__(self, name: str, facts: Dict[str, str], overrides: Optional[dict] = None):
         self.name = name
         self.path = ROLES / name
-        # the inventory of one GPU node (the roles' auto choices need a GPU model)
-        self.variables: Dict[str, Any] = {"inventory_hostname": "node1", "vllm_gpu_model": "H200"}
+        # one GPU node with the launch the plan compiles for it (the roles read its host_stack)
+        self.variables: Dict[str, Any] = {"inventory_hostname": "node1", "vllm_launch": gpu_node_launch()}
         self.variables.update(load(self.path / "defaults" / "main.yml") or {})
         self.variables.update(load(self.path / "vars" / "main.yml") or {})
         self.variables.update(overrides or {})

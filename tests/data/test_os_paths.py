@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from role_render import ROLES, ROOT, Role, load, module_of, os_packages_callers, tasks_of
+from role_render import ROLES, ROOT, Role, gpu_node_launch, load, module_of, os_packages_callers, tasks_of
 from ansible_collections.inferops.vllm.plugins.module_utils import node_state, runtimes  # after role_render: its loader
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "os").glob("*.yml"))
@@ -224,9 +224,10 @@ def container_runtime(role: Role, family: str) -> dict:
     out["docker"] = {"repo": repo["uris"], "suite": deb822(repo["suites"]), "components": deb822(repo["components"]),
                      "keyring": repo["signed_by"], "key_url": repo["key_url"],
                      "packages": role.render("{{ container_runtime_engine_packages }}")}
-    for vendor in ("nvidia", "amd"):
-        # one task file for both vendors, driven by the vendor's row of container_runtime_toolkits
-        role.variables["container_runtime_gpu_vendor"] = vendor
+    for vendor, model in (("nvidia", "H200"), ("amd", "MI355X")):
+        # one task file for both vendors, driven by the vendor's row of container_runtime_toolkits: the toolkit
+        # the plan chose for a node of that vendor (vllm_launch.host_stack.toolkit)
+        role.variables["vllm_launch"] = gpu_node_launch(model)
         repo = apt_repository(role, "toolkit.yml", state)
         section = {"repo": repo["uris"], "key_url": repo["key_url"], "suite": deb822(repo["suites"]),
                    "package": role.args("toolkit.yml", "ansible.builtin.apt")["name"]}

@@ -21,6 +21,6 @@ def site_roles():
         calls = [r if isinstance(r, str) else r["role"] for r in play.get("roles", [])]
         calls += [t[m]["name"] for t in play.get("tasks", []) for m in ROLE_CALLS if m in t]
         for call in calls:
-            named += [jinja2.Template(call).render(vllm_launch={"cluster": {"vendor": v}}) for v in vendors]
+            named += [jinja2.Template(call).render(vllm_launch={"host_stack": {"vendor": v}}) for v in vendors]
     assert all(name.startswith(PREFIX) for name in named), named
     return list(dict.fromkeys(name[len(PREFIX):] for name in named))

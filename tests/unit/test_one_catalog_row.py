@@ -1,7 +1,7 @@
 """Adding a GPU model is one row of hardware.CATALOG. With a made-up row added (and nothing else), the plan
 compiles a launch for it, gpu_facts names it from what the stand-in nvidia-smi / amd-smi print for it, and
-the roles' checks accept it: the accelerator filter (preflight, nvidia_driver, container_runtime, rocm),
-preflight's problems, and the role-variable check of every role site.yml runs.
+the roles' checks accept it: the launch's host_stack (all the host roles read: vendor, GPUs, Fabric Manager,
+toolkit, torch build), preflight's problems on it, and the role-variable check of every role site.yml runs.
 
 The one copy left is documentation: the choices of vllm_gpu_model in the cluster_plan role's inventory entry
 point, for ansible-doc, which tests/check_argument_specs.py (lint) keeps equal to the catalog."""
@@ -15,7 +15,6 @@ import pytest
 from clusters import compile_
 from standin_tools import standin_tool
 from ansible_collections.inferops.vllm.plugins.action.cluster_plan import role_options
-from ansible_collections.inferops.vllm.plugins.filter.hardware import accelerator
 from ansible_collections.inferops.vllm.plugins.module_utils import cluster, hardware, preflight, role_vars
 from ansible_collections.inferops.vllm.plugins.modules import gpu_facts
 
@@ -90,10 +89,11 @@ def test_gpu_facts_names_a_new_row_from_the_standin_tool(tmp_path, row):
 @pytest.mark.usefixtures("new_rows")
 @pytest.mark.parametrize("row", [NEW_NVIDIA, NEW_AMD], ids=lambda row: row.model)
 def test_the_roles_accept_a_new_row(tmp_path, row):
-    # what preflight/vars/main.yml builds from the accelerator filter, then its one assert's problems
-    acc = accelerator(row.model)
-    expected = {"model": acc["model"], "vendor": acc["vendor"], "count": acc["gpus_per_node"], "fabric": "none",
-                "hcas": []}
-    assert preflight.node_problems(node_facts(tmp_path, row), "gpu-1", 580, expected) == []
+    # the roles read the launch's host_stack: preflight's one assert finds no problem on the stand-in's GPUs
+    stack = compile_(1, vllm_gpu_model=row.model, vllm_strategy="single", vllm_fabric="none")["n0"]["host_stack"]
+    assert (stack["vendor"], stack["gpu_model"], stack["gpus"]) == (row.vendor, row.model, row.gpus_per_node)
+    assert stack["fabric_manager"] == (row.vendor == "nvidia" and row.nvswitch_board)
+    assert stack["toolkit"] == row.vendor and stack["torch_build"] == {"nvidia": "cuda", "amd": "rocm"}[row.vendor]
+    assert preflight.node_problems(node_facts(tmp_path, row), "gpu-1", 580, stack) == []
     # no role's argument spec limits the model: the plan's catalog check is the only one
     assert role_vars.check(role_options(), [("gpu-1", {"vllm_gpu_model": row.model})]) == []

@@ -1,6 +1,7 @@
 """preflight checks on facts parsed from recorded tool outputs and a recorded sysfs tree."""
 from pathlib import Path
 
+from clusters import compile_
 from ansible_collections.inferops.vllm.plugins.module_utils import gpu_facts as facts_parser
 from ansible_collections.inferops.vllm.plugins.module_utils import preflight as p
 
@@ -16,7 +17,9 @@ def h100_facts(driver_version="580.95.05"):
 
 
 def expected(**over):
-    return dict({"vendor": "nvidia", "model": "H100", "count": 8, "fabric": "infiniband", "hcas": ["mlx5_0"]}, **over)
+    """The launch's host_stack of an H100 node on InfiniBand, as the plan compiles it."""
+    stack = compile_(1, vllm_gpu_model="H100", vllm_strategy="single")["n0"]["host_stack"]
+    return dict(stack, **over)
 
 
 def test_a_node_as_described_has_no_problem():
@@ -29,7 +32,7 @@ def test_old_driver_names_the_variable_and_the_branch():
 
 
 def test_gpu_count_and_model_differ():
-    [problem] = p.node_problems(h100_facts(), "gpu1", 580, expected(count="4", model="H200"))
+    [problem] = p.node_problems(h100_facts(), "gpu1", 580, expected(gpus="4", gpu_model="H200"))
     assert "gpu1 reports 8 x H100 (nvidia), but the inventory says 4 x H200" in problem
 
 
@@ -44,11 +47,11 @@ def test_rdma_devices_missing_or_down():
 
 def test_every_problem_is_reported_at_once():
     facts = dict(h100_facts("570.172.08"), infiniband=[])
-    assert len(p.node_problems(facts, "gpu1", 580, expected(count=4))) == 3
+    assert len(p.node_problems(facts, "gpu1", 580, expected(gpus=4))) == 3
 
 
 def test_without_an_accelerator_in_the_inventory_only_the_driver_is_checked():
     facts = dict(h100_facts("570.172.08"), infiniband=[])
     assert len(p.node_problems(facts, "gpu1", 580, None)) == 1
     cpu = {"vendor": None, "count": 0, "models": [], "driver_branch": None, "infiniband": []}
-    assert p.node_problems(cpu, "cpu1", 580, expected(vendor="cpu", model="CPU", count=0, fabric="ethernet")) == []
+    assert p.node_problems(cpu, "cpu1", 580, expected(vendor="cpu", gpu_model="CPU", gpus=0, fabric="ethernet")) == []
