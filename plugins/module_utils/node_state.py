@@ -530,6 +530,44 @@ def judge_step(step: dict, node: dict) -> List[str]:
     return why
 
 
+# The wanted state's schema: the keys of a step, and of each entry under a step key (None: the entry is not a
+# mapping). A key outside it would never be judged, so a typo (mod: '0644') would pass silently: refused.
+STEP_SCHEMA: Dict[str, Optional[Tuple[str, ...]]] = {
+    "packages": ("present", "version", "version_of", "hold"),
+    "modules": None,      # {module: stream}
+    "repos": ("enabled",),
+    "files": ("exists", "isdir", "mode", "content", "checksum") + _TEXT_KEYS,
+    "services": ("active", "enabled"),
+    "groups": None,       # {group: [members]}
+    "users": None,        # [user, ...]
+    "containers": ("running", "labels", "started_after", "env_file"),
+    "always": None,       # a reason to run the step without judging
+}
+
+
+def schema_problems(wanted: Dict[str, Optional[dict]]) -> List[str]:
+    """Every key of the wanted state that node_state does not judge, by step and entry."""
+    problems = []
+    for step_name, step in wanted.items():
+        if step is None:
+            continue
+        if not isinstance(step, dict):
+            problems.append("wanted.%s: a mapping of %s, not %r" % (step_name, "/".join(STEP_SCHEMA), step))
+            continue
+        for key, entries in step.items():
+            if key not in STEP_SCHEMA:
+                problems.append("wanted.%s.%s: not a step key (%s)" % (step_name, key, ", ".join(STEP_SCHEMA)))
+                continue
+            allowed = STEP_SCHEMA[key]
+            if allowed is None or not isinstance(entries, dict):
+                continue
+            for entry, want in entries.items():
+                for unknown in sorted(set(want or {}) - set(allowed)) if isinstance(want, dict) else ():
+                    problems.append("wanted.%s.%s[%r].%s: not judged (%s takes %s)"
+                                    % (step_name, key, entry, unknown, key, ", ".join(allowed)))
+    return problems
+
+
 def judge(wanted: Dict[str, Optional[dict]], node: dict) -> Dict[str, dict]:
     """{step: {differs, why}} for every step of `wanted`; a step given as null is left out."""
     steps = {}

@@ -85,6 +85,8 @@ options:
         container's environment; judged on the node, and only the names are given in the reason).
       - C(always), a reason to run the step without judging it (what the data cannot express).
       - A file's text, the DNF modules and the repositories read only to judge a step are not returned.
+      - Any other key, of a step or of an entry (a typo such as C(mod) for C(mode)), fails the module before it
+        reads anything, naming the step, the entry and the keys it takes: a key no judge reads would pass silently.
     type: dict
     default: {}
 extends_documentation_fragment:
@@ -195,6 +197,10 @@ def main():
                                           "images": lists, "containers": lists, "wanted": {"type": "dict", "default": {}}},
                            supports_check_mode=True)
     params = module.params
+    problems = node_state.schema_problems(params["wanted"])
+    if problems:   # a key no judge reads would make the step look converged: say so, change nothing
+        module.fail_json(msg="node_state: the wanted state has keys that are never judged: %s" % "; ".join(problems),
+                         problems=problems)
 
     def run(argv):
         return module.run_command(argv, environ_update={"LC_ALL": "C"})

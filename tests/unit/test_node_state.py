@@ -409,3 +409,31 @@ def test_a_container_created_before_its_env_file_was_written_differs(tmp_path):
     assert "env" not in read["containers"]["vllm"] and "s3cret" not in json.dumps(read)
     inspect["Config"]["Env"][2] = "VLLM_API_KEY=s3cret"
     assert node_state.read_node(run_, {"docker": "docker"}, wanted=wanted)["steps"]["container"]["differs"] is False
+
+
+def test_the_wanted_state_refuses_keys_that_are_never_judged():
+    """A typo in a role's wanted state (mod for mode, a misspelt step key) would make the step look converged."""
+    wanted = {"config": {"files": {"/etc/x": {"mod": "0644", "content": "x"}}, "service": {"docker": {}}},
+              "engine": {"packages": {"docker.io": {"present": True, "pin": "1"}},
+                         "containers": {"vllm": {"running": True, "label": {}}}},
+              "skipped": None, "empty": {}}
+    assert node_state.schema_problems(wanted) == [
+        "wanted.config.files['/etc/x'].mod: not judged (files takes exists, isdir, mode, content, checksum, lines, "
+        "last_line_matching, json_subset)",
+        "wanted.config.service: not a step key (packages, modules, repos, files, services, groups, users, containers, "
+        "always)",
+        "wanted.engine.packages['docker.io'].pin: not judged (packages takes present, version, version_of, hold)",
+        "wanted.engine.containers['vllm'].label: not judged (containers takes running, labels, started_after, env_file)"]
+
+
+def test_every_key_the_judges_read_is_in_the_schema():
+    """The schema lists what the judges read: a well-formed step of every kind has no problem."""
+    step = {"packages": {"p": {"present": True, "version": "1", "version_of": "q", "hold": True}},
+            "modules": {"nvidia-driver": "580-open"}, "repos": {"crb": {"enabled": True}},
+            "files": {"/f": {"exists": True, "isdir": False, "mode": "0644", "content": "x", "checksum": "ab",
+                             "lines": ["a"], "last_line_matching": {"regexp": "^a", "line": "a"},
+                             "json_subset": {"a": 1}}},
+            "services": {"s": {"active": True, "enabled": True}}, "groups": {"video": ["root"]}, "users": ["root"],
+            "containers": {"c": {"running": True, "labels": {"a": "b"}, "started_after": ["/f"], "env_file": "/e"}},
+            "always": "because"}
+    assert node_state.schema_problems({"step": step}) == []
