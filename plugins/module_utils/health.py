@@ -22,9 +22,11 @@ PROMPT = "List the numbers from one to eight, separated by commas."
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def _request(url: str, api_key: Optional[str], body: Optional[dict], timeout: float,
-             limit: Optional[int] = 300, headers: Optional[Dict[str, str]] = None) -> Tuple[int, Any]:
-    """(status, body): JSON decoded, else text cut to `limit` characters (None: all of it)."""
+def request(url: str, api_key: Optional[str], body: Optional[dict], timeout: float,
+            limit: Optional[int] = 300, headers: Optional[Dict[str, str]] = None) -> Tuple[int, Any]:
+    """(status, body): JSON decoded, else text cut to `limit` characters (None: all of it). An HTTP error
+    status is an answer; no answer at all raises (URLError, a timeout). Also the lab tests' one request helper
+    (tests/lab/lab_nodes.py, prometheus_targets.py)."""
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method="POST" if data else "GET")
     req.add_header("Content-Type", "application/json")
@@ -44,11 +46,14 @@ def _request(url: str, api_key: Optional[str], body: Optional[dict], timeout: fl
         return status, raw.decode("utf-8", "replace")[:limit]
 
 
+_request = request   # the name it had while private
+
+
 def chat(base_url: str, model: str, api_key: Optional[str], timeout: float, max_tokens: int = 16,
          prompt: str = PROMPT, rank: Optional[int] = None) -> Tuple[int, Any]:
     """One short greedy chat completion; with `rank`, on that data-parallel rank (vLLM's
     X-data-parallel-rank header), so that a lost rank shows instead of hiding behind the others."""
-    return _request(base_url.rstrip("/") + "/v1/chat/completions", api_key, {
+    return request(base_url.rstrip("/") + "/v1/chat/completions", api_key, {
         "model": model, "messages": [{"role": "user", "content": prompt}],
         "max_tokens": max_tokens, "temperature": 0}, timeout,
         headers={"X-data-parallel-rank": str(rank)} if rank is not None else None)
@@ -66,7 +71,7 @@ def answer(body: Any) -> Optional[str]:
 
 def metric(base_url: str, name: str, timeout: float) -> Optional[float]:
     """One unlabelled sample from the endpoint's /metrics (no key needed), or None."""
-    status, body = _request(base_url.rstrip("/") + "/metrics", None, None, timeout, limit=None)
+    status, body = request(base_url.rstrip("/") + "/metrics", None, None, timeout, limit=None)
     if status != 200 or not isinstance(body, str):
         return None
     for line in body.splitlines():
@@ -121,12 +126,12 @@ def probe(base_url: str, served_model_name: str, api_key: Optional[str] = None, 
     base = base_url.rstrip("/")
     out = not_ready()
     try:
-        status, _body = _request(base + "/health", None, None, timeout)
+        status, _body = request(base + "/health", None, None, timeout)
         if status != 200:
             out["detail"] = "/health answered %d" % status
             return out
         out["stage"] = "models"
-        status, body = _request(base + "/v1/models", api_key, None, timeout)
+        status, body = request(base + "/v1/models", api_key, None, timeout)
         if status != 200 or not isinstance(body, dict):
             out["detail"] = "/v1/models answered %s: %s" % (status, body)
             return out

@@ -2,7 +2,8 @@
 calls that ask them for a generation, the docker calls that read or break a node, and a steady client
 through the router. Shared by tests/lab/day_two.py and bench/heal_bench.py.
 
-Requests go through the collection's own health.py (the watchdog's probe), which is stdlib only.
+Requests go through the collection's own health.py (the watchdog's probe), which is stdlib only; its request()
+is every lab test's HTTP call (prometheus_targets.py takes health from here).
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ class LabError(SystemExit):
 
 
 def http(url: str, timeout: float = 30) -> tuple[int, object]:
-    return health._request(url, KEY, None, timeout)   # pylint: disable=protected-access
+    return health.request(url, KEY, None, timeout)
 
 
 def generate(base: str, timeout: float = 20, rank: int | None = None) -> tuple[bool, float, str]:

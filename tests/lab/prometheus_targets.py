@@ -7,19 +7,21 @@ usage: prometheus_targets.py [--url URL] [--require-up] [--wait SECONDS]
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-import urllib.request
+
+from lab_nodes import health  # plugins/module_utils/health.py: its request() bypasses any HTTP proxy
 
 URL = "http://127.0.1.1:18490"
 JOBS = ("inferops_vllm", "inferops_gpu", "inferops_node", "inferops_router")
-OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def targets(url: str) -> list[dict]:
-    with OPENER.open(url + "/api/v1/targets?state=active", timeout=10) as resp:
-        return json.loads(resp.read())["data"]["activeTargets"]
+    """Prometheus's active targets; OSError when it cannot be reached or answers an HTTP error."""
+    status, body = health.request(url + "/api/v1/targets?state=active", None, None, 10)
+    if not 200 <= status < 300:
+        raise OSError("HTTP Error %s: %s" % (status, body))
+    return body["data"]["activeTargets"]
 
 
 def show(found: list[dict]) -> str:
