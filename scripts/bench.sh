@@ -68,9 +68,7 @@ export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1
 trap harness_cleanup EXIT
 log "machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(date -u +%F)"
 
-timed host_packages
-timed make_venv
-drop_stale_collection_copy
+prepare_controller
 
 fleet=()
 for bench in "${BENCHES[@]}"; do
@@ -96,22 +94,15 @@ for bench in "${BENCHES[@]}"; do
 done
 
 if ((${#fleet[@]})); then
-  timed start_dockerd
-  timed build_node_image
+  node_harness
   timed build_standin_vllm_image
-  timed standin_repo
-  timed start_registry
-  INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
-  INFEROPS_GPU_CHECK_IMAGE=$(push_image "$STANDIN_VLLM_IMAGE" inferops/gpu-check:test)
-  export INFEROPS_STANDIN_VLLM_DIGEST INFEROPS_GPU_CHECK_IMAGE
+  push_standin_vllm
   if [[ " ${fleet[*]} " == *" weights "* ]]; then
     # the store host's Hub client, and the Hub stand-in it downloads from (as molecule/serve)
     timed build_hub_client_image
-    INFEROPS_HUB_CLIENT_IMAGE=$(push_image "$HUB_CLIENT_IMAGE" inferops/hub-client:test)
-    export INFEROPS_HUB_CLIENT_IMAGE
+    push_hub_client
     timed make_hub_venv
-    timed build_hub_repos
-    timed start_hub
+    start_hub_stand_in
   fi
   timed molecule reset -s bench >/dev/null 2>&1 || true
   # nodes 1-3 are also reached over SSH (the converge bench's SSH rows), with a key made per run

@@ -17,9 +17,7 @@ cd "$REPO_ROOT"
 [[ $(id -u) == 0 ]] || die "run as root: the lab installs packages and starts dockerd"
 export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1
 ACTION=${1:-up}
-timed host_packages
-timed make_venv
-drop_stale_collection_copy
+prepare_controller
 
 case $ACTION in
   plan)
@@ -30,18 +28,12 @@ case $ACTION in
     molecule destroy -s lab
     ;;
   up | test)
-    timed start_dockerd
-    timed build_node_image
-    timed standin_repo
-    timed start_registry
-    timed build_lab_image
-    INFEROPS_LAB_IMAGE=$(push_image "$LAB_IMAGE" inferops/lab-vllm:latest)
-    export INFEROPS_LAB_IMAGE
+    node_harness
+    lab_image_in_registry
     log "lab image $INFEROPS_LAB_IMAGE"
     # the weights come as on a site: from the Hub stand-in, once, through the store (vllm_model)
     timed make_hub_venv
-    timed build_hub_repos
-    timed start_hub
+    start_hub_stand_in
     pinned=$(sed -n 's/^vllm_model_revision: *//p' inventories/lab/group_vars/all/lab.yml)
     [[ $pinned == "$INFEROPS_HUB_TINY_K3_REVISION" ]] ||
       die "the Hub stand-in serves inferops/tiny-k3 at $INFEROPS_HUB_TINY_K3_REVISION but inventories/lab pins $pinned: set vllm_model_revision there to the new commit (tests/models/k3/tiny-k3 changed?)"

@@ -30,11 +30,9 @@ BUILD_PID=     # the build stage, beside the Molecule stage (below)
 trap 'for pid in $IMAGES_PID $IMAGES_13_PID $VENV_218_PID $VENVS_PID $BUILD_PID; do kill "$pid" 2>/dev/null; done; harness_cleanup' EXIT
 export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
 
-timed host_packages
-timed make_venv
+prepare_controller
 oldest_ansible() { [[ ${INFEROPS_OLDEST_ANSIBLE:-1} != 0 ]]; }
 needs_hub() { wants molecule || wants lab || wants integration; }
-drop_stale_collection_copy
 if wants integration || wants molecule || wants lab; then
   timed start_dockerd
 fi
@@ -71,9 +69,8 @@ build_images() {
     timed build_hub_client_image
   fi
   if wants lab; then
-    timed build_lab_image
-    # its layers in the registry now, so that the lab's own push finds them there
-    push_image "$LAB_IMAGE" inferops/lab-vllm:latest >/dev/null
+    # built, and its layers in the registry now, so that the lab's own push finds them there
+    lab_image_in_registry
   fi
 }
 if wants molecule || wants lab; then
@@ -106,22 +103,14 @@ wait_for_venvs() {
   [[ -n $VENVS_PID ]] || return 0
   wait_for_job VENVS_PID "$LOG_DIR/venvs.log"
   wanted_venvs
-  if needs_hub; then
-    timed build_hub_repos
-    timed start_hub
-  fi
+  if needs_hub; then start_hub_stand_in; fi
 }
 
 # What the Molecule scenarios read from the environment: the images by digest, the same image in
 # a registry that wants a login (molecule/harness), the vLLM image's Hub client (molecule/serve).
 molecule_images() {
   timed standin_repo
-  INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
-  INFEROPS_STANDIN_VLLM_DIGEST_B=$(push_image local/inferops-standin-vllm:variant-b inferops/standin-vllm:variant-b)
-  # the container runtime's GPU check (molecule/hosts) pulls the same image under a name of its own:
-  # molecule/serve counts the registry's fetches of inferops/standin-vllm while hosts runs beside it
-  INFEROPS_GPU_CHECK_IMAGE=$(push_image "$STANDIN_VLLM_IMAGE" inferops/gpu-check:test)
-  export INFEROPS_STANDIN_VLLM_DIGEST INFEROPS_STANDIN_VLLM_DIGEST_B INFEROPS_GPU_CHECK_IMAGE
+  push_standin_vllm variant-b
   # the GPU exporter stand-ins, pulled by digest as the real exporters are (molecule/hosts)
   INFEROPS_STANDIN_DCGM_EXPORTER_DIGEST=$(push_image "$STANDIN_DCGM_EXPORTER_IMAGE" inferops/standin-dcgm-exporter:test)
   INFEROPS_STANDIN_AMD_EXPORTER_DIGEST=$(push_image "$STANDIN_AMD_EXPORTER_IMAGE" inferops/standin-amd-exporter:test)
@@ -129,8 +118,7 @@ molecule_images() {
   timed start_auth_registry
   INFEROPS_AUTH_VLLM_IMAGE=$(copy_to_auth_registry "$INFEROPS_STANDIN_VLLM_DIGEST")
   export INFEROPS_AUTH_VLLM_IMAGE
-  INFEROPS_HUB_CLIENT_IMAGE=$(push_image "$HUB_CLIENT_IMAGE" inferops/hub-client:test)
-  export INFEROPS_HUB_CLIENT_IMAGE
+  push_hub_client
 }
 
 # Galaxy's import checks on the tarball that would be uploaded (galaxy.yml, the files in it,

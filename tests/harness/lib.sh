@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # Simulated-node harness: host packages, dockerd, node images, the local
 # registry, the stand-in vendor apt repository and the Python venvs.
-# Sourced by scripts/test.sh and scripts/lab.sh. Every step is a no-op when
-# its cached result is current, so a second run is fast.
+# Sourced by scripts/test.sh, scripts/lab.sh and scripts/bench.sh. Every step is a
+# no-op when its cached result is current, so a second run is fast.
 
 HARNESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$HARNESS_DIR/../.." && pwd)
@@ -274,6 +274,37 @@ push_image() {
   "$HARNESS_DIR/push-image.sh" "$@"
 }
 
+# The lean stand-in vLLM in the registry (after build_standin_vllm_image), by digest:
+# INFEROPS_STANDIN_VLLM_DIGEST, and under the name the container runtime's GPU check pulls it by,
+# INFEROPS_GPU_CHECK_IMAGE. With variant-b, the second digest (build_standin_vllm_variant) between
+# them: INFEROPS_STANDIN_VLLM_DIGEST_B. All exported.
+# usage: push_standin_vllm [variant-b]
+# shellcheck disable=SC2120   # its one argument is optional
+push_standin_vllm() {
+  INFEROPS_STANDIN_VLLM_DIGEST=$(push_image "$STANDIN_VLLM_IMAGE" inferops/standin-vllm:test)
+  if [[ ${1:-} == variant-b ]]; then
+    INFEROPS_STANDIN_VLLM_DIGEST_B=$(push_image local/inferops-standin-vllm:variant-b inferops/standin-vllm:variant-b)
+    export INFEROPS_STANDIN_VLLM_DIGEST_B
+  fi
+  # the container runtime's GPU check (molecule/hosts) pulls the same image under a name of its own:
+  # molecule/serve counts the registry's fetches of inferops/standin-vllm while hosts runs beside it
+  INFEROPS_GPU_CHECK_IMAGE=$(push_image "$STANDIN_VLLM_IMAGE" inferops/gpu-check:test)
+  export INFEROPS_STANDIN_VLLM_DIGEST INFEROPS_GPU_CHECK_IMAGE
+}
+
+# The Hub client image (after build_hub_client_image) in the registry, by digest: INFEROPS_HUB_CLIENT_IMAGE.
+push_hub_client() {
+  INFEROPS_HUB_CLIENT_IMAGE=$(push_image "$HUB_CLIENT_IMAGE" inferops/hub-client:test)
+  export INFEROPS_HUB_CLIENT_IMAGE
+}
+
+# The lab's vLLM image built (build_lab_image) and in the registry, by digest: INFEROPS_LAB_IMAGE.
+lab_image_in_registry() {
+  timed build_lab_image
+  INFEROPS_LAB_IMAGE=$(push_image "$LAB_IMAGE" inferops/lab-vllm:latest)
+  export INFEROPS_LAB_IMAGE
+}
+
 standin_repo() {
   local stamp; stamp=$(inputs_hash "$HARNESS_DIR"/standin-repo/* "$REPO_ROOT/plugins/module_utils/hardware.py")   # the stand-in tools print its rows
   [[ -f $STANDIN_REPO/.stamp && $(cat "$STANDIN_REPO/.stamp") == "$stamp" ]] && return 0
@@ -377,6 +408,13 @@ start_hub() {
   die "olah did not answer on 127.0.0.1:$HUB_PORT (log: $LOG_DIR/hub.log)"
 }
 
+# The Hub stand-in serving: its repositories built (exporting their revisions), then olah started
+# (exporting INFEROPS_HUB_ENDPOINT). Needs make_hub_venv first.
+start_hub_stand_in() {
+  timed build_hub_repos
+  timed start_hub
+}
+
 stop_hub() {
   [[ -n $_STARTED_HUB ]] || return 0
   kill "$(cat "$INFEROPS_CACHE/hub.pid")" 2>/dev/null || true
@@ -415,6 +453,23 @@ drop_stale_collection_copy() {
     log "removing stale installed copy $copy"
     rm -rf "$copy"
   fi
+}
+
+# What every script does first, as root: the host packages, the controller venv (on PATH), no
+# stale installed copy of this collection.
+prepare_controller() {
+  timed host_packages
+  timed make_venv
+  drop_stale_collection_copy
+}
+
+# What simulated nodes stand on: dockerd, the Debian 12 node image, the stand-in vendor apt
+# repository and the local registry on $REGISTRY (stopped by harness_cleanup when started here).
+node_harness() {
+  timed start_dockerd
+  timed build_node_image
+  timed standin_repo
+  timed start_registry
 }
 
 harness_cleanup() {
