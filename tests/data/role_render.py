@@ -1,5 +1,5 @@
-"""Render a role's OS-specific values as Ansible would on a given OS, without a node: the role's own
-loader task (or os_packages' os_vars.yml, imported with os_packages_vars_role) picks the vars file,
+"""Render a role's OS-specific values as Ansible would on a given OS, without a node: os_packages'
+os_vars.yml, imported with os_packages_vars_role (the one OS-vars loader), picks the vars file,
 its defaults/ and vars/ supply the data, and its task files supply the module arguments, all
 templated with Ansible's Templar (ansible-core 2.18 and 2.19). A role that sets up a repository
 through os_packages is rendered through it: the caller's include_role vars, with the caller's
@@ -126,26 +126,25 @@ class Role:
         return drop_omitted(Templar(loader=LOADER, variables=variables).template(value))
 
     def load_os_vars(self, task_file: str) -> Path:
-        """Run the role's OS-vars loader, the first in task_file: its own 'include_vars: first_found' task,
-        or os_packages' os_vars.yml imported with os_packages_vars_role (run there with os_packages'
-        role_path and the import's vars, as Ansible runs an imported role's tasks). The file it picks
+        """Run the role's OS-vars loader, the first in task_file: os_packages' os_vars.yml imported with
+        os_packages_vars_role (run there with os_packages' role_path and the import's vars, as Ansible runs
+        an imported role's tasks); a loader of the role's own (include_vars) is refused. The file it picks
         must be one of this role's vars files; its data is loaded."""
-        loaders = [t for t in _flatten(tasks_of(self.name, task_file))
-                   if "ansible.builtin.include_vars" in t or os_packages_call(t, "os_vars")]
-        assert loaders, "%s/tasks/%s has no OS-vars loader (include_vars or os_packages os_vars)" % (
-            self.name, task_file)
+        tasks = _flatten(tasks_of(self.name, task_file))
+        own = [t.get("name") for t in tasks if "ansible.builtin.include_vars" in t]
+        assert not own, "%s/tasks/%s loads OS vars itself (%s): import os_packages' os_vars instead" % (
+            self.name, task_file, own)
+        loaders = [t for t in tasks if os_packages_call(t, "os_vars")]
+        assert loaders, "%s/tasks/%s has no OS-vars loader (os_packages os_vars)" % (self.name, task_file)
         loader = loaders[0]
-        if "ansible.builtin.include_vars" in loader:
-            picked = Path(self.render(loader["ansible.builtin.include_vars"], loader.get("vars")))
-        else:
-            # static, so that the OS data is there for every later task and for the role's vars/main.yml
-            assert os_packages_call(loader, "os_vars") == "ansible.builtin.import_role", loader
-            imported = dict(loader.get("vars") or {})
-            assert self.render(imported["os_packages_vars_role"]) == self.name, imported
-            include = task("os_packages", "os_vars.yml", "ansible.builtin.include_vars")
-            extra = dict(imported, **(include.get("vars") or {}))
-            extra["role_path"] = str(ROLES / "os_packages")
-            picked = Path(self.render(include["ansible.builtin.include_vars"], extra))
+        # static, so that the OS data is there for every later task and for the role's vars/main.yml
+        assert os_packages_call(loader, "os_vars") == "ansible.builtin.import_role", loader
+        imported = dict(loader.get("vars") or {})
+        assert self.render(imported["os_packages_vars_role"]) == self.name, imported
+        include = task("os_packages", "os_vars.yml", "ansible.builtin.include_vars")
+        extra = dict(imported, **(include.get("vars") or {}))
+        extra["role_path"] = str(ROLES / "os_packages")
+        picked = Path(self.render(include["ansible.builtin.include_vars"], extra))
         picked = picked.resolve()
         assert picked.parent == (self.path / "vars").resolve(), picked
         self.variables.update(load(picked) or {})
