@@ -20,6 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.inferops.vllm.plugins.module_utils import node_record
 from ansible_collections.inferops.vllm.plugins.module_utils import weights as w
 from ansible_collections.inferops.vllm.plugins.module_utils.registry import RegistryError
 from ansible_collections.inferops.vllm.plugins.module_utils.registry_blobs import (
@@ -218,26 +219,13 @@ def link_snapshot(cache_root: str, manifest: w.Manifest, links: List[Dict[str, A
 
 
 def read_record(path: str) -> Optional[Dict[str, Any]]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except FileNotFoundError:
-        return None
-    except ValueError:
-        return None  # a torn or foreign file: rewritten on the next verified fetch
+    """model.json, or None (none yet, or a torn or foreign file: rewritten on the next verified fetch)."""
+    return node_record.read(path)
 
 
 def write_record(path: str, record: Dict[str, Any]) -> None:
-    """tmp + fsync + rename, 0644: a reader sees the old record or the new one, never half."""
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(record, fh, indent=2, sort_keys=True)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.chmod(tmp, 0o644)
-    os.rename(tmp, path)
+    """Whole or not at all, 0644 (node_record.write); model.json is indented by 2."""
+    node_record.write(path, record, indent=2)
 
 
 def _snapshot_targets(snap: str) -> List[str]:

@@ -86,7 +86,8 @@ options:
       - C(always), a reason to run the step without judging it (what the data cannot express).
       - A file's text, the DNF modules and the repositories read only to judge a step are not returned.
       - Any other key, of a step or of an entry (a typo such as C(mod) for C(mode)), fails the module before it
-        reads anything, naming the step, the entry and the keys it takes: a key no judge reads would pass silently.
+        reads anything, naming the step, the entry and the keys it takes, since a key no judge reads would pass
+        silently.
     type: dict
     default: {}
 extends_documentation_fragment:

@@ -1,4 +1,11 @@
-"""A node's image record across pulls, a rollback and a retry (module_utils/image_record.py)."""
+"""A node's image record across pulls, a rollback and a retry (module_utils/image_record.py, the image_record
+module)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from ansible_collections.inferops.vllm.plugins.module_utils import image_record
 
 OLD = "r.site:5000/vllm/vllm-openai@sha256:" + "a" * 64
@@ -57,3 +64,47 @@ def test_the_image_to_run_is_current_or_previous_on_rollback():
     # no record yet (check mode before the first pull): the reference being pulled
     assert image_record.to_run({}, previous=False, unrecorded=NEW_UPSTREAM) == NEW_UPSTREAM
     assert image_record.to_run({}, previous=True) == ""
+
+
+# --- the image_record module on this machine, as a node runs it ----------------------------------------------------
+
+def module(tmp_path, has_image: bool, check: bool = False, **args) -> dict:
+    """One image_record run as Ansible runs it on a node (its arguments file, this Python); `docker image inspect`
+    answers as a node that has the image by that digest (or not) would."""
+    docker = tmp_path / "bin" / "docker"
+    docker.parent.mkdir(exist_ok=True)
+    docker.write_text("#!/bin/sh\n" + ("echo '[{\"Id\": \"sha256:1\", \"RepoDigests\": [\"%s\"]}]'\n" % args.get("ref", "")
+                                       if has_image else "echo 'Error: No such image' >&2; exit 1\n"))
+    docker.chmod(0o755)
+    args.setdefault("path", str(tmp_path / "state" / "image.json"))
+    params = tmp_path / "args.json"
+    params.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": dict(args, _ansible_check_mode=check, _ansible_diff=check)}))
+    env = dict(os.environ, PATH="%s:%s" % (docker.parent, os.environ["PATH"]), PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-m", "ansible_collections.inferops.vllm.plugins.modules.image_record",
+                          str(params)], env=env, capture_output=True, text=True, check=False)
+    return json.loads(out.stdout)
+
+
+def test_the_module_records_a_pull_whole_and_refuses_a_rolled_back_digest(tmp_path):
+    record = tmp_path / "state" / "image.json"
+    # the node lacks the image: nothing recorded, the pull is due; check mode writes nothing either
+    first = module(tmp_path, False, ref=OLD)
+    assert (first["pull_needed"], first["changed"], first["to_run"]) == (True, False, OLD) and not record.exists()
+    assert module(tmp_path, True, check=True, ref=OLD)["changed"] is True and not record.exists()
+    # pulled: recorded, 0644, in the state directory it creates, as to_nice_json writes it
+    pulled = module(tmp_path, True, ref=OLD, vllm_version="0.31.0")
+    assert pulled["changed"] and pulled["to_run"] == OLD and pulled["rollback_to"] == ""
+    assert oct(record.stat().st_mode & 0o777) == "0o644" and record.read_text().startswith('{\n    "current": ')
+    assert module(tmp_path, True, ref=OLD, vllm_version="0.31.0")["changed"] is False   # converged
+    upgraded_ = module(tmp_path, True, ref=NEW, vllm_version="0.32.0")
+    assert (upgraded_["to_run"], upgraded_["rollback_to"]) == (NEW, OLD)
+    # the rollout rolled it back: the previous digest runs again, and a converge that names the failed one stops
+    back = module(tmp_path, True, state="rolled_back")
+    assert back["changed"] and back["record"]["failed"] == [NEW] and back["to_run"] == OLD
+    refused = module(tmp_path, True, ref=NEW_UPSTREAM, node="gpu-a1")
+    assert refused["failed"] and "was rolled back on gpu-a1" in refused["msg"]
+    assert json.loads(record.read_text())["current"] == OLD   # nothing written
+    retried = module(tmp_path, True, ref=NEW, retry_failed=True, vllm_version="0.32.0")
+    assert retried["record"]["failed"] == [] and retried["to_run"] == NEW
+    query = module(tmp_path, False, state="query")
+    assert (query["changed"], query["to_run"], query["rollback_to"]) == (False, NEW, OLD)

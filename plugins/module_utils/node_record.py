@@ -1,0 +1,51 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A node's JSON record (image.json, model.json): read it, write it whole or not at all.
+
+The records say what a node runs, what it ran before (a rollback's target) and what a rollout rolled
+back; the image_record and model_fetch modules keep them. Runs on the node (Python 3.9).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Optional
+
+
+def read(path: str) -> Optional[Dict[str, Any]]:
+    """The record, or None where there is none (or a torn or foreign file, which the next write replaces)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            record = json.load(fh)
+    except (FileNotFoundError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def text(record: Dict[str, Any], indent: int = 4) -> str:
+    """The file's text: sorted keys, one newline at the end (indent 4 is Ansible's to_nice_json)."""
+    return json.dumps(record, indent=indent, sort_keys=True, separators=(",", ": ")) + "\n"
+
+
+def mode_of(path: str) -> Optional[str]:
+    try:
+        return "%04o" % (os.stat(path).st_mode & 0o7777)
+    except FileNotFoundError:
+        return None
+
+
+def write(path: str, record: Dict[str, Any], indent: int = 4) -> None:
+    """tmp + fsync + rename, 0644 (the directory 0755 where missing): a reader sees the old record or the new
+    one, never half of one, and a run cut in the middle leaves the old one."""
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        os.makedirs(folder, mode=0o755)
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text(record, indent))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.chmod(tmp, 0o644)
+    os.rename(tmp, path)

@@ -1,0 +1,136 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: image_record
+short_description: Keep a node's vLLM image record (the digest it runs, the one before it, the rolled-back ones)
+description:
+  - The record (C(image.json) in the node's state directory) names the digest the node runs (C(current)), the one
+    before it (C(previous), what a rollback goes back to) and the digests a rollout rolled back on this node
+    (C(failed)). It is written whole or not at all (a temporary file renamed into place), mode C(0644).
+  - V(present) is the pull gate. It refuses O(ref) where a rollout rolled that digest back on this node (naming
+    the fix), unless O(retry_failed). Where the node lacks the image it returns RV(pull_needed) and writes
+    nothing; where it has it, it records O(ref) as the digest the node runs (the one before becomes C(previous)).
+  - V(rolled_back) records that the node went back to C(previous), and lists the digest it left as failed.
+  - V(query) reads the record only.
+  - Every state returns the image the node runs next (RV(to_run)) and the one a rollback would start
+    (RV(rollback_to)), read from the record as the call leaves it.
+version_added: 1.0.0
+author: inferops.vllm contributors (@inferops)
+options:
+  path:
+    description: The record file.
+    type: path
+    default: /var/lib/inferops-vllm/image.json
+  state:
+    description: V(present), V(rolled_back) or V(query).
+    type: str
+    choices: [present, rolled_back, query]
+    default: present
+  ref:
+    description:
+      - The pinned reference (C(repo@sha256:...)) the node pulls. Needed for V(present); with V(query), the
+        image to run while the node has no record yet (check mode before the first pull).
+    type: str
+    default: ""
+  vllm_version:
+    description: The vLLM version read in the image, recorded with V(present).
+    type: str
+  retry_failed:
+    description: Let V(present) take a digest that a rollout rolled back on this node (and forget the failure).
+    type: bool
+    default: false
+  node:
+    description: The node's name, for the refusal's message.
+    type: str
+    default: this node
+extends_documentation_fragment:
+  - inferops.vllm.attributes
+  - inferops.vllm.attributes.posix
+attributes:
+  check_mode:
+    support: full
+    details: Reports the record it would write, without writing it or reading the image's presence differently.
+  diff_mode:
+    support: full
+    details: The record before and after.
+"""
+
+EXAMPLES = r"""
+- name: Refuse a rolled-back digest and record the image the node has
+  inferops.vllm.image_record:
+    ref: vllm/vllm-openai@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+    node: "{{ inventory_hostname }}"
+  register: vllm_image_record
+
+- name: The node went back to its previous digest
+  inferops.vllm.image_record:
+    state: rolled_back
+"""
+
+RETURN = r"""
+record:
+  description: The record as the call leaves it (in check mode, as it would leave it); C({}) where there is none.
+  returned: always
+  type: dict
+to_run:
+  description: The digest the node runs next, from the record on the node after the call; O(ref) where the node has
+    no record yet.
+  returned: always
+  type: str
+rollback_to:
+  description: The digest a rollback would start (the record's C(previous)), or an empty string.
+  returned: always
+  type: str
+pull_needed:
+  description: V(present) only. The node lacks the image O(ref) names; nothing was recorded.
+  returned: always
+  type: bool
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.inferops.vllm.plugins.module_utils import image_record, node_record, node_state
+
+
+def main():
+    module = AnsibleModule(argument_spec={
+        "path": {"type": "path", "default": "/var/lib/inferops-vllm/image.json"},
+        "state": {"type": "str", "choices": ["present", "rolled_back", "query"], "default": "present"},
+        "ref": {"type": "str", "default": ""},
+        "vllm_version": {"type": "str"},
+        "retry_failed": {"type": "bool", "default": False},
+        "node": {"type": "str", "default": "this node"},
+    }, required_if=[("state", "present", ["ref"])], supports_check_mode=True)
+    p = module.params
+    before = node_record.read(p["path"]) or {}
+    after, pull_needed = before, False
+    if p["state"] == "present":
+        refusal = image_record.refusal(before, p["ref"], p["node"], p["retry_failed"])
+        if refusal:
+            module.fail_json(msg=refusal, record=before)
+        docker = module.get_bin_path("docker")   # none yet (check mode on a fresh node): the pull says so
+        found = node_state.images([p["ref"]], lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}),
+                                  docker)
+        pull_needed = not found[p["ref"]]["present"]
+        if not pull_needed:
+            after = image_record.after_pull(before, p["ref"], p["vllm_version"])
+    elif p["state"] == "rolled_back":
+        after = image_record.after_rollback(before)
+    changed = bool(after) and (after != before or node_record.mode_of(p["path"]) != "0644")
+    if changed and not module.check_mode:
+        node_record.write(p["path"], after)
+    on_node = before if module.check_mode else after
+    module.exit_json(
+        changed=changed, record=after, pull_needed=pull_needed,
+        to_run=image_record.to_run(on_node, previous=False, unrecorded=p["ref"]),
+        rollback_to=image_record.to_run(on_node, previous=True),
+        diff={"before": node_record.text(before) if before else "", "after": node_record.text(after) if after else ""})
+
+
+if __name__ == "__main__":
+    main()
