@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / ".collections"), str(ROOT / "tests/integration")]
 
-from ansible_collections.inferops.vllm.plugins.module_utils.smoke import measure, suites  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import measure, suites  # noqa: E402
 import vllm_servers  # noqa: E402
 
 PROMPT = "Write a short note about the weather"

@@ -30,10 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / ".collections"))
 
-from ansible_collections.inferops.vllm.plugins.module_utils import weights as w  # noqa: E402
-from ansible_collections.inferops.vllm.plugins.module_utils import weights_fetch as wf  # noqa: E402
-from ansible_collections.inferops.vllm.plugins.module_utils import weights_store as ws  # noqa: E402
-from ansible_collections.inferops.vllm.plugins.module_utils.registry_blobs import BoundedRegistry  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.node import weights as w  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.node import weights_fetch as wf  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.node import weights_store as ws  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.node.registry_blobs import BoundedRegistry  # noqa: E402
 
 REPO, REVISION = "inferops/bench-shards", "b" * 40
 

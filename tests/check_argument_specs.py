@@ -12,7 +12,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / ".collections"))
 
-from ansible_collections.inferops.vllm.plugins.module_utils import cluster  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster  # noqa: E402
 
 
 def main():

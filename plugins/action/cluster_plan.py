@@ -18,14 +18,17 @@ from ansible.errors import AnsibleError, AnsibleUndefinedVariable
 from ansible.plugins.action import ActionBase
 from ansible.template import Templar
 
-from ansible_collections.inferops.vllm.plugins.module_utils import fleet, known_vars, proxy, role_vars, wrong_values
-from ansible_collections.inferops.vllm.plugins.module_utils.cluster import (
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
+    fleet, known_vars, proxy, role_vars, wrong_values)
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     DRIVER_VARS, SECRET_ENV, VAR_TYPES, ClusterError)
-from ansible_collections.inferops.vllm.plugins.module_utils.observability import inputs as observability_inputs
-from ansible_collections.inferops.vllm.plugins.module_utils.observability import plan_files as observability
-from ansible_collections.inferops.vllm.plugins.module_utils.observability import prometheus_server
-from ansible_collections.inferops.vllm.plugins.module_utils.plan import READ_NAMES, cluster_name_of, compile_cluster
-from ansible_collections.inferops.vllm.plugins.module_utils.render import docker_run_command
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
+    inputs as observability_inputs)
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import plan_files as observability
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import prometheus_server
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.plan import (
+    READ_NAMES, cluster_name_of, compile_cluster)
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_run_command
 
 
 SECRET_VARS = frozenset(SECRET_ENV.values())

@@ -12,7 +12,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.inferops.vllm.plugins.action.cluster_plan import default_of, read_var
-from ansible_collections.inferops.vllm.plugins.module_utils.observability import inputs, plan_files
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import inputs, plan_files
 
 
 def _getter(hvars, loader):

@@ -8,7 +8,7 @@ capacity_svg.yml): ansible-doc reads a .py file's DOCUMENTATION for every filter
 
 from __future__ import annotations
 
-from ansible_collections.inferops.vllm.plugins.module_utils.smoke import capacity, report
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import capacity, report
 
 
 def capacity_svg(points, metric="max_concurrency", title="KV-cache capacity"):

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.inferops.vllm.plugins.module_utils.render import docker_container_options
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_container_options
 
 DOCUMENTATION = r"""
 name: docker_container_options

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.inferops.vllm.plugins.module_utils import fabric
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import fabric
 
 DOCUMENTATION = r"""
 name: fabric_verdict

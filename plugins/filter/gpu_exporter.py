@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.vllm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters for the vllm_exporters role (module_utils/gpu_exporter.py).
+"""Filters for the vllm_exporters role (module_utils/controller/gpu_exporter.py).
 
 Four filters live here, so each has its own documentation file next to this one
 (gpu_exporter_image.yml, gpu_exporter_ready.yml, dcgm_exporter_args.yml, amd_exporter_config.yml)."""
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.vllm.plugins.module_utils import gpu_exporter
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import gpu_exporter
 
 
 def gpu_exporter_image(ref, vendor, mirror="", mirror_mode="copy", mirror_upstream=gpu_exporter.DOCKER_HUB_API):

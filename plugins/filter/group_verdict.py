@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.inferops.vllm.plugins.module_utils import group
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import group
 
 DOCUMENTATION = r"""
 name: group_verdict

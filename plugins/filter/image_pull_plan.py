@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.vllm.plugins.module_utils import image_ref
+from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref
 
 DOCUMENTATION = r"""
 name: image_pull_plan

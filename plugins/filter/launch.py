@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.inferops.vllm.plugins.module_utils.render import docker_run_command
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_run_command
 
 DOCUMENTATION = r"""
 name: docker_run_command

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.inferops.vllm.plugins.module_utils import model_source
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import model_source
 
 DOCUMENTATION = r"""
 name: launch_at_revision

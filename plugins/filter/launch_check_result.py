@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.inferops.vllm.plugins.module_utils import launch_check
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import launch_check
 
 DOCUMENTATION = r"""
 name: launch_check_result

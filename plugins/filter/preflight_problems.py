@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.inferops.vllm.plugins.module_utils import preflight
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import preflight
 
 DOCUMENTATION = r"""
 name: preflight_problems

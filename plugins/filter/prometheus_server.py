@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.vllm.plugins.module_utils.observability import prometheus_server as server
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import prometheus_server as server
 
 DOCUMENTATION = r"""
 name: prometheus_server

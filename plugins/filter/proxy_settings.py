@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.inferops.vllm.plugins.module_utils import proxy
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import proxy
 
 DOCUMENTATION = r"""
 name: proxy_settings

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.inferops.vllm.plugins.module_utils import rollout
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import rollout
 
 DOCUMENTATION = r"""
 name: rollout_report

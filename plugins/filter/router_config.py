@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.vllm.plugins.module_utils import router
+from ansible_collections.inferops.vllm.plugins.module_utils.node import router
 
 DOCUMENTATION = r"""
 name: router_config

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.inferops.vllm.plugins.module_utils import node_state
+from ansible_collections.inferops.vllm.plugins.module_utils.node import node_state
 
 DOCUMENTATION = r"""
 name: unheld_packages

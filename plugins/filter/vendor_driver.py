@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.inferops.vllm.plugins.module_utils import vendor_driver
+from ansible_collections.inferops.vllm.plugins.module_utils.node import vendor_driver
 
 DOCUMENTATION = r"""
 name: vendor_driver

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.vllm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Lookup for the collection's paths and names on a node (module_utils/node_layout.py)."""
+"""Lookup for the collection's paths and names on a node (module_utils/controller/node_layout.py)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.inferops.vllm.plugins.module_utils import node_layout
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import node_layout
 
 
 class LookupModule(LookupBase):

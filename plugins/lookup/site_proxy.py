@@ -49,7 +49,7 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.inferops.vllm.plugins.module_utils import proxy
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import proxy
 
 
 class LookupModule(LookupBase):

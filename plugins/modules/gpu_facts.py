@@ -83,9 +83,9 @@ import platform
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils import gpu_facts as parse
-from ansible_collections.inferops.vllm.plugins.module_utils import node_state
-from ansible_collections.inferops.vllm.plugins.module_utils import vendor_driver as vendor
+from ansible_collections.inferops.vllm.plugins.module_utils.node import gpu_facts as parse
+from ansible_collections.inferops.vllm.plugins.module_utils.node import node_state
+from ansible_collections.inferops.vllm.plugins.module_utils.node import vendor_driver as vendor
 
 
 def run(module, args):
@@ -141,7 +141,7 @@ def amd(module, facts):
 
 
 def vendor_driver(module):
-    """What says that another party manages the NVIDIA driver (module_utils/vendor_driver.py decides)."""
+    """What says that another party manages the NVIDIA driver (module_utils/node/vendor_driver.py decides)."""
     out = {"dgx_release": None, "run_installer": os.path.exists(vendor.RUN_INSTALLER), "packages": []}
     try:
         with open(vendor.DGX_RELEASE, encoding="utf-8") as fh:

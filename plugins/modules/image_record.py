@@ -94,7 +94,7 @@ pull_needed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils import image_record, node_record, node_state
+from ansible_collections.inferops.vllm.plugins.module_utils.node import image_record, node_record, node_state
 
 
 def main():

@@ -204,9 +204,9 @@ bytes:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils import weights, weights_fetch
-from ansible_collections.inferops.vllm.plugins.module_utils.registry import RegistryError
-from ansible_collections.inferops.vllm.plugins.module_utils.registry_blobs import BoundedRegistry
+from ansible_collections.inferops.vllm.plugins.module_utils.node import weights, weights_fetch
+from ansible_collections.inferops.vllm.plugins.module_utils.node.registry import RegistryError
+from ansible_collections.inferops.vllm.plugins.module_utils.node.registry_blobs import BoundedRegistry
 
 
 def main():

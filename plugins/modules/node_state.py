@@ -188,7 +188,7 @@ steps:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils import node_state
+from ansible_collections.inferops.vllm.plugins.module_utils.node import node_state
 
 
 def main():

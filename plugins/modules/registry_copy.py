@@ -89,7 +89,7 @@ bytes:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils.registry import Registry, RegistryError, copy_image
+from ansible_collections.inferops.vllm.plugins.module_utils.node.registry import Registry, RegistryError, copy_image
 
 
 def main():

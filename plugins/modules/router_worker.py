@@ -111,7 +111,7 @@ in_flight:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils.router import ensure
+from ansible_collections.inferops.vllm.plugins.module_utils.node.router import ensure
 
 
 def main():

@@ -86,8 +86,8 @@ files:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils import gpu_facts
-from ansible_collections.inferops.vllm.plugins.module_utils.smoke import report, run
+from ansible_collections.inferops.vllm.plugins.module_utils.node import gpu_facts
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import report, run
 
 
 def main():

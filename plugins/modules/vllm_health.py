@@ -123,8 +123,8 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils.health import each_rank, not_ready, probe
-from ansible_collections.inferops.vllm.plugins.module_utils.node_state import parse_container_inspect
+from ansible_collections.inferops.vllm.plugins.module_utils.node.health import each_rank, not_ready, probe
+from ansible_collections.inferops.vllm.plugins.module_utils.node.node_state import parse_container_inspect
 
 
 def probe_all(p):

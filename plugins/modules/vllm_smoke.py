@@ -330,8 +330,8 @@ summary:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.inferops.vllm.plugins.module_utils.smoke import report, run, suites, tools
-from ansible_collections.inferops.vllm.plugins.module_utils.smoke.config import OPTIONS, TIMEOUTS
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import report, run, suites, tools
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke.config import OPTIONS, TIMEOUTS
 
 # measure.client builds the client; imported here only to fail with a clear message
 try:

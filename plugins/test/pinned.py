@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.inferops.vllm.plugins.module_utils import image_ref
+from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref
 
 DOCUMENTATION = r"""
 name: pinned

@@ -94,8 +94,9 @@ def _flatten(tasks: List[dict]) -> List[dict]:
 
 def gpu_node_launch(model: str = "H200") -> Dict[str, Any]:
     """The plan's launch for one node of `model` (vllm_gpu_model), as cluster_plan hands it to the roles."""
-    # pylint: disable-next=import-outside-toplevel (the collection loads with the plugin loader above)
-    from ansible_collections.inferops.vllm.plugins.module_utils import cluster, launch
+    # imported here: the collection loads with the plugin loader above
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster, launch
     members = [("node1", {"vllm_cluster": "c1", "vllm_gpu_model": model, "vllm_strategy": "single",
                           "vllm_model_revision": "0123456789abcdef0123456789abcdef01234567"})]
     return launch.compile_cluster(cluster.build("c1", members))["node1"]

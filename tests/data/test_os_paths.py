@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from role_render import ROLES, ROOT, Role, gpu_node_launch, load, module_of, os_packages_callers, tasks_of
-from ansible_collections.inferops.vllm.plugins.module_utils import node_state, runtimes  # after role_render: its loader
+from ansible_collections.inferops.vllm.plugins.module_utils.node import node_state  # after role_render: its loader
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import runtimes  # after role_render: its loader
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "os").glob("*.yml"))
 # Roles whose OS-specific values this file renders, and their loader task file.
@@ -378,8 +379,8 @@ def test_molecule_debian_13_roles_are_converged_there():
     assert MOLECULE_DEBIAN_13["role"] - {"os_packages"} <= converged
 
 
-# What a node's python3 runs: the modules but those run on the controller, and the module_utils files
-# module_utils/runtimes.py lists as MODULE (shipped in a module) or SCRIPT (the watchdog, the router's launcher).
+# What a node's python3 runs: the modules but those run on the controller, and the module_utils files of node/
+# (shipped in a module) and scripts/ (the watchdog, the router's launcher).
 NODE_PYTHON_FILES = sorted(p for p in (ROOT / "plugins" / "modules").glob("*.py")
                            if p.stem not in runtimes.CONTROLLER_MODULES) + sorted(
     p for p in (ROOT / "plugins" / "module_utils").rglob("*.py")

@@ -1,5 +1,5 @@
 """Copy an image pinned by digest from the harness registry into a registry that wants a login,
-byte for byte (the collection's module_utils/registry.py), and print its reference there.
+byte for byte (the collection's module_utils/node/registry.py), and print its reference there.
 
 usage: python3 copy_image.py SOURCE_REF TARGET_HOST:PORT USER PASSWORD_FILE
        python3 copy_image.py 127.0.0.1:5000/inferops/standin-vllm@sha256:... 127.0.0.1:5002 inferops-ci pw
@@ -8,7 +8,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-MODULE = Path(__file__).resolve().parents[2] / "plugins" / "module_utils" / "registry.py"
+MODULE = Path(__file__).resolve().parents[2] / "plugins" / "module_utils" / "node" / "registry.py"
 
 
 def main(source_ref, target, user, password_file):

@@ -306,7 +306,7 @@ lab_image_in_registry() {
 }
 
 standin_repo() {
-  local stamp; stamp=$(inputs_hash "$HARNESS_DIR"/standin-repo/* "$REPO_ROOT/plugins/module_utils/hardware.py")   # the stand-in tools print its rows
+  local stamp; stamp=$(inputs_hash "$HARNESS_DIR"/standin-repo/* "$REPO_ROOT/plugins/module_utils/node/hardware.py")   # the stand-in tools print its rows
   [[ -f $STANDIN_REPO/.stamp && $(cat "$STANDIN_REPO/.stamp") == "$stamp" ]] && return 0
   log "building stand-in vendor apt repository"
   rm -rf "$STANDIN_REPO"

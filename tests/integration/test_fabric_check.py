@@ -9,7 +9,7 @@ from vllm_servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / ".collections"))
-from ansible_collections.inferops.vllm.plugins.module_utils import fabric  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import fabric  # noqa: E402
 
 SCRIPT = ROOT / "roles/fabric_check/files/fabric_allreduce.py"
 

@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ansible_collections.inferops.vllm.plugins.module_utils import cluster, launch, launch_check, vllm_surface_0_32_0
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
+    cluster, launch, launch_check, vllm_surface_0_32_0)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "roles/vllm_serve/files/check_launch.py"

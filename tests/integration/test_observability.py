@@ -24,9 +24,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.inferops.vllm.plugins.module_utils import router, watchdog
-from ansible_collections.inferops.vllm.plugins.module_utils.observability import prometheus_server
-from ansible_collections.inferops.vllm.plugins.module_utils.observability import plan_files
+from ansible_collections.inferops.vllm.plugins.module_utils.node import router
+from ansible_collections.inferops.vllm.plugins.module_utils.scripts import watchdog
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import prometheus_server
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import plan_files
 
 import vllm_servers
 
@@ -140,7 +141,7 @@ def stack(tmp_path_factory):
         }
         (tmp / "router.json").write_text(json.dumps(router.router_config(settings)))
         env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-        procs.append(start([str(ROUTER_VENV / "bin/python"), str(ROOT / "plugins/module_utils/router_launch.py"),
+        procs.append(start([str(ROUTER_VENV / "bin/python"), str(ROOT / "plugins/module_utils/scripts/router_launch.py"),
                             str(tmp / "router.json")], tmp / "router.log", env=env))
 
         # the generated files, as role vllm_observability writes and publishes them

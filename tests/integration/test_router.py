@@ -1,5 +1,5 @@
 """vLLM's router (vllm-router, the version pinned in roles/vllm_router/files/requirements.txt) started the way
-the vllm_router role starts it: the role's launcher with a JSON configuration built by module_utils/router.py
+the vllm_router role starts it: the role's launcher with a JSON configuration built by module_utils/node/router.py
 and a 0600 key file, in front of two fault servers. Checks the workers it reports, that the key is on no
 command line, that a chat completion is proxied, and the router_worker logic against it: remove, add, and a
 drain that waits for a request in flight and times out cleanly.
@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils import router
+from ansible_collections.inferops.vllm.plugins.module_utils.node import router
 
 import fault_server
 from vllm_servers import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTROLLER_VENV = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm")) / "venv"
-LAUNCHER = ROOT / "plugins/module_utils/router_launch.py"   # installed as launch_router.py
+LAUNCHER = ROOT / "plugins/module_utils/scripts/router_launch.py"   # installed as launch_router.py
 VENV = os.environ.get("INFEROPS_ROUTER_VENV", "")
 ROUTER_PORT, PROMETHEUS_PORT, WORKER_PORTS = 18470, 18471, (18472, 18473)
 ROUTER = "http://127.0.0.1:%d" % ROUTER_PORT

@@ -12,8 +12,8 @@ from pathlib import Path
 import openai
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils.health import probe
-from ansible_collections.inferops.vllm.plugins.module_utils.smoke import measure, report, run, suites, tools
+from ansible_collections.inferops.vllm.plugins.module_utils.node.health import probe
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import measure, report, run, suites, tools
 
 import fault_server
 

@@ -12,7 +12,9 @@ from pathlib import Path
 import openai
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils.smoke import capacity, config, measure, prom, report, run, suites, tools
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import (
+    capacity, config, measure, report, run, suites, tools)
+from ansible_collections.inferops.vllm.plugins.module_utils.node import prom
 
 import vllm_servers
 

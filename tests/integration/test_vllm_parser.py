@@ -64,7 +64,8 @@ def test_launch_parses_with_vllm(path, vllm_api, tmp_path):
 
 
 def test_flags_the_compiler_refuses_are_refused_by_vllm(vllm_api):
-    from ansible_collections.inferops.vllm.plugins.module_utils.vllm_surface import REMOVED_ENV, REMOVED_FLAGS
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import (
+        REMOVED_ENV, REMOVED_FLAGS)
 
     for flag in REMOVED_FLAGS:
         with pytest.raises(ParseError):

@@ -8,7 +8,7 @@ sys.path.insert(0, str(ROOT / "tests/tools"))
 
 def test_committed_surface_matches_live_vllm():
     from extract_vllm_surface import live_surface
-    from ansible_collections.inferops.vllm.plugins.module_utils.vllm_surface import SURFACES
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import SURFACES
 
     live = live_surface()
     committed = SURFACES[live["version"]]

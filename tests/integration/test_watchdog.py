@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils import watchdog
+from ansible_collections.inferops.vllm.plugins.module_utils.scripts import watchdog
 
 import fault_server
 import vllm_servers

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils import weights as w
-from ansible_collections.inferops.vllm.plugins.module_utils import weights_fetch as wf
-from ansible_collections.inferops.vllm.plugins.module_utils import weights_store as ws
-from ansible_collections.inferops.vllm.plugins.module_utils.profiles.cpu_lab import PROFILE
-from ansible_collections.inferops.vllm.plugins.module_utils.registry_blobs import BoundedRegistry, StoreUnreachable
+from ansible_collections.inferops.vllm.plugins.module_utils.node import weights as w
+from ansible_collections.inferops.vllm.plugins.module_utils.node import weights_fetch as wf
+from ansible_collections.inferops.vllm.plugins.module_utils.node import weights_store as ws
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles.cpu_lab import PROFILE
+from ansible_collections.inferops.vllm.plugins.module_utils.node.registry_blobs import BoundedRegistry, StoreUnreachable
 
 from vllm_servers import Server, stop_process
 

@@ -21,7 +21,7 @@ import urllib.parse
 from pathlib import Path
 
 import faults
-import node_state  # plugins/module_utils, on the path through lab_nodes
+import node_state  # plugins/module_utils/node, on the path through lab_nodes
 from lab_nodes import (CLUSTERS, INVENTORY, ROOT, Client, container, docker, http, image_of, kill_vllm, router_workers,
                        serves, wait_until_serving)
 

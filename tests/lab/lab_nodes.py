@@ -17,7 +17,7 @@ import urllib.error
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "plugins/module_utils"))
+sys.path.insert(0, str(ROOT / "plugins/module_utils/node"))
 import health  # noqa: E402  pylint: disable=wrong-import-position
 
 INVENTORY = ROOT / "inventories/lab"

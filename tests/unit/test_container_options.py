@@ -4,7 +4,7 @@ import importlib
 import pytest
 import yaml
 
-from ansible_collections.inferops.vllm.plugins.module_utils.render import docker_container_options
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_container_options
 from clusters import compile_
 
 

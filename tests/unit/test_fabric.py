@@ -6,7 +6,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / ".collections"))
-from ansible_collections.inferops.vllm.plugins.module_utils import fabric  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import fabric  # noqa: E402
 
 FIXTURES = ROOT / "tests/unit/fixtures/fabric"
 

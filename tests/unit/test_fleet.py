@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils import fleet, known_vars
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import fleet, known_vars
 from clusters import compile_
 
 

@@ -1,4 +1,4 @@
-"""vllm_exporters' decisions (module_utils/gpu_exporter.py): the exporter image through the site
+"""vllm_exporters' decisions (module_utils/controller/gpu_exporter.py): the exporter image through the site
 registry, the DCGM flags, AMD's config, and the GPU count read from the stand-in's exposition, which
 serves the role's own field lists in the real exporters' layout (tests/harness/gpu-exporter-standin)."""
 import importlib.util
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.inferops.vllm.plugins.module_utils import gpu_exporter
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import gpu_exporter
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLE = ROOT / "roles" / "vllm_exporters"

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils import gpu_facts as p
-from ansible_collections.inferops.vllm.plugins.module_utils.hardware import CATALOG
+from ansible_collections.inferops.vllm.plugins.module_utils.node import gpu_facts as p
+from ansible_collections.inferops.vllm.plugins.module_utils.node.hardware import CATALOG
 from standin_tools import standin_tool
 
 FIX = Path(__file__).parent / "fixtures/gpu_facts"

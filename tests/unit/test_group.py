@@ -1,5 +1,5 @@
-"""The group verdict: when vllm_serve restarts a cluster as a whole (module_utils/group.py)."""
-from ansible_collections.inferops.vllm.plugins.module_utils import group
+"""The group verdict: when vllm_serve restarts a cluster as a whole (module_utils/controller/group.py)."""
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import group
 
 NODES = ["n1", "n2"]
 

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from clusters import compile_
-from ansible_collections.inferops.vllm.plugins.module_utils import cluster, host_stack, plan
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster, host_stack, plan
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,12 +1,11 @@
-"""A node's image record across pulls, a rollback and a retry (module_utils/image_record.py, the image_record
+"""A node's image record across pulls, a rollback and a retry (module_utils/node/image_record.py, the image_record
 module)."""
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-from ansible_collections.inferops.vllm.plugins.module_utils import image_record
+from ansible_collections.inferops.vllm.plugins.module_utils.node import image_record
 
 OLD = "r.site:5000/vllm/vllm-openai@sha256:" + "a" * 64
 NEW = "r.site:5000/vllm/vllm-openai@sha256:" + "b" * 64

@@ -1,7 +1,7 @@
 """vllm_image's reference split: registry hosts, Docker Hub names, the site mirror, refusals."""
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils import image_ref
+from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref
 from ansible_collections.inferops.vllm.plugins.test.pinned import pinned
 
 DIGEST = "sha256:" + "ab" * 32
@@ -80,7 +80,7 @@ def test_an_uppercase_repository_is_named():
 
 
 def test_the_filter_and_the_plan_say_the_same():
-    from ansible_collections.inferops.vllm.plugins.module_utils.cluster import ClusterError
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import ClusterError
     from clusters import compile_
     ref = "vllm/vllm-openai@sha256:xyz"
     with pytest.raises(ValueError) as filter_info:

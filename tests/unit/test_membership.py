@@ -1,9 +1,9 @@
 """Cluster membership as the plan sees it: groups, vllm_cluster and vllm_node_rank agree, and a host
-left outside its cluster's group is named instead of silently dropped (module_utils/plan.py)."""
+left outside its cluster's group is named instead of silently dropped (module_utils/controller/plan.py)."""
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils import plan
-from ansible_collections.inferops.vllm.plugins.module_utils.cluster import ClusterError
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import plan
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import ClusterError
 from clusters import members
 
 

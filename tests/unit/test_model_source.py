@@ -1,7 +1,7 @@
 """The plan's half of the weights: the pin, the source, and what the launch gets from them."""
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils import cluster, model_source
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster, model_source
 from clusters import REVISION, compile_
 
 

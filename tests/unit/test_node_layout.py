@@ -1,4 +1,4 @@
-"""The node's paths and container name are written once (module_utils/node_layout.py): the
+"""The node's paths and container name are written once (module_utils/controller/node_layout.py): the
 roles and playbooks derive theirs from the owning role variable and the node_layout lookup."""
 import re
 from pathlib import Path
@@ -7,7 +7,7 @@ import pytest
 from ansible.errors import AnsibleLookupError
 
 from ansible_collections.inferops.vllm.plugins.lookup.node_layout import LookupModule
-from ansible_collections.inferops.vllm.plugins.module_utils import node_layout
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import node_layout
 
 ROOT = Path(__file__).resolve().parents[2]
 # the literals, and the old fallbacks that repeated them

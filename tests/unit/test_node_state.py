@@ -9,7 +9,7 @@ from ansible.utils.hashing import checksum_s
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / ".collections"))
-from ansible_collections.inferops.vllm.plugins.module_utils import node_state  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.node import node_state  # noqa: E402
 
 
 def run(argv):

@@ -7,8 +7,9 @@ import re
 import pytest
 import yaml
 
-from ansible_collections.inferops.vllm.plugins.module_utils.observability import alerts, dashboards, metrics
-from ansible_collections.inferops.vllm.plugins.module_utils.observability.plan_files import ObservabilityError, files
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import alerts, dashboards, metrics
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability.plan_files import (
+    ObservabilityError, files)
 
 import clusters
 from observability_plans import ROUTERS, addresses, golden, run_promtool, settings, write_tree
@@ -347,7 +348,7 @@ def test_plan_refuses_bad_observability_settings_and_port_collisions(tmp_path):
 
 
 def test_the_yaml_writer_reads_back_as_written():
-    from ansible_collections.inferops.vllm.plugins.module_utils.observability import yaml_text
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import yaml_text
     value = {"a": "yes", "b": "1.5", "c": "x: y", "d": "it's", "e": "", "f": [], "g": {}, "h": [{"x": [1, 2.5]}, "-a"],
              "i": "a\nb", "j": "#x", "k": True, "l": None, "m": " lead", "n": "trail ", "o": "@x", "p": "a - b",
              "q": "x #y", "r": 'up{job="x"} == 0', "s": "{{ $labels.node }}", "t": "0", "u": "null", "v": "~"}

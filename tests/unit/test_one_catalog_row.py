@@ -15,7 +15,8 @@ import pytest
 from clusters import compile_
 from standin_tools import standin_tool
 from ansible_collections.inferops.vllm.plugins.action.cluster_plan import role_options
-from ansible_collections.inferops.vllm.plugins.module_utils import cluster, hardware, preflight, role_vars
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster, preflight, role_vars
+from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
 from ansible_collections.inferops.vllm.plugins.modules import gpu_facts
 
 NEW_NVIDIA = hardware.Accelerator("ZX900", "nvidia", "hopper", False, 8, 192, True, False)

@@ -1,8 +1,8 @@
 """Issue #26, items 1, 2, 6, 7, 8: what plain variables, addresses, sizes and host paths may hold."""
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils import plain_input, vllm_surface
-from ansible_collections.inferops.vllm.plugins.module_utils.cluster import ClusterError
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import plain_input, vllm_surface
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import ClusterError
 from clusters import compile_
 
 

@@ -5,8 +5,8 @@ import copy
 import pytest
 import yaml
 
-from ansible_collections.inferops.vllm.plugins.module_utils import plan
-from ansible_collections.inferops.vllm.plugins.module_utils.cluster import ClusterError
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import plan
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import ClusterError
 from clusters import members
 
 

@@ -2,8 +2,8 @@
 from pathlib import Path
 
 from clusters import compile_
-from ansible_collections.inferops.vllm.plugins.module_utils import gpu_facts as facts_parser
-from ansible_collections.inferops.vllm.plugins.module_utils import preflight as p
+from ansible_collections.inferops.vllm.plugins.module_utils.node import gpu_facts as facts_parser
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import preflight as p
 
 FIX = Path(__file__).parent / "fixtures/gpu_facts"
 

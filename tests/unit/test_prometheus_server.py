@@ -1,5 +1,5 @@
 """Role vllm_prometheus: Prometheus' ARGS and prometheus.yml from the role's variables and the generated
-scrape jobs (module_utils/observability/prometheus_server.py); bad input is one line with the fix. With Debian's promtool
+scrape jobs (module_utils/controller/observability/prometheus_server.py); bad input is one line with the fix. With Debian's promtool
 at hand (INFEROPS_PROMETHEUS_DIR, tests/harness/lib.sh prometheus_binaries) the file is checked by it too."""
 import os
 import subprocess
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.inferops.vllm.plugins.module_utils.observability import prometheus_server as ps
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import prometheus_server as ps
 
 SETTINGS = {"vllm_prometheus_listen_address": "", "vllm_prometheus_port": 9090,
             "vllm_prometheus_retention": "15d", "vllm_prometheus_alertmanagers": []}

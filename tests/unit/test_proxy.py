@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.inferops.vllm.plugins.filter.proxy_settings import proxy_settings
-from ansible_collections.inferops.vllm.plugins.module_utils import proxy as p
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import proxy as p
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOK = str(Path(sys.executable).parent / "ansible-playbook")

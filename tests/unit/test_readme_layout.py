@@ -70,6 +70,16 @@ def test_layout_names_every_role():
     assert not missing, "README layout block, roles/: add %s" % ", ".join(missing)
 
 
+@pytest.mark.parametrize("runtime", ["controller", "node", "scripts"])
+def test_layout_names_every_module_utils_file_under_where_it_runs(runtime):
+    folder = ROOT / "plugins/module_utils" / runtime
+    names = sorted({p.relative_to(folder).parts[0] if len(p.relative_to(folder).parts) > 1 else p.name
+                    for p in folder.rglob("*.py") if p.name != "__init__.py"})
+    text = layout().get("plugins/module_utils/%s/" % runtime, "")
+    missing = [name for name in names if not re.search(r"(^|[\s(])%s(/|\b)" % re.escape(name), text)]
+    assert not missing, "README layout block, plugins/module_utils/%s/: add %s" % (runtime, ", ".join(missing))
+
+
 @pytest.mark.parametrize("kind", sorted(p.name for p in (ROOT / "plugins").iterdir()
                                         if p.is_dir() and p.name != "module_utils"))
 def test_layout_names_every_plugin(kind):

@@ -10,8 +10,8 @@ import urllib.request
 
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils.health import degenerate
-from ansible_collections.inferops.vllm.plugins.module_utils.registry import Registry, copy_image
+from ansible_collections.inferops.vllm.plugins.module_utils.node.health import degenerate
+from ansible_collections.inferops.vllm.plugins.module_utils.node.registry import Registry, copy_image
 
 pytestmark = pytest.mark.skipif(shutil.which("docker-registry") is None, reason="docker-registry is not installed")
 MT = "application/vnd.oci.image.manifest.v1+json"

@@ -1,6 +1,6 @@
-"""The other roles' variables against their argument specs (module_utils/role_vars.py): Ansible's own
+"""The other roles' variables against their argument specs (module_utils/controller/role_vars.py): Ansible's own
 conversions are accepted, everything else is one line with the value, the hosts and the fix."""
-from ansible_collections.inferops.vllm.plugins.module_utils.role_vars import check, problem_of
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.role_vars import check, problem_of
 
 OPTIONS = {
     "smoke_test_tool_trials": ("smoke_test", {"type": "int", "default": 20}),

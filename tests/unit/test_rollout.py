@@ -1,5 +1,5 @@
-"""The rollout report: one outcome per cluster and the fix (module_utils/rollout.py)."""
-from ansible_collections.inferops.vllm.plugins.module_utils import rollout
+"""The rollout report: one outcome per cluster and the fix (module_utils/controller/rollout.py)."""
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import rollout
 
 
 def step(cluster, name, ok, image="r/vllm@sha256:new", reason="quick smoke PASSED"):

@@ -9,7 +9,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
-from ansible_collections.inferops.vllm.plugins.module_utils import router, router_launch
+from ansible_collections.inferops.vllm.plugins.module_utils.node import router
+from ansible_collections.inferops.vllm.plugins.module_utils.scripts import router_launch
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLE = ROOT / "roles/vllm_router"

@@ -1,7 +1,7 @@
 """Every rule of the launch compiler, each refusal included."""
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils.cluster import ClusterError
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import ClusterError
 from clusters import compile_
 
 
@@ -444,7 +444,7 @@ def test_an_invalid_reboot_policy_is_refused_before_any_host():
 def test_reboot_choices_match_the_nvidia_driver_argument_spec():
     from pathlib import Path
     import yaml
-    from ansible_collections.inferops.vllm.plugins.module_utils import cluster
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster
     spec = yaml.safe_load((Path(__file__).parents[2] / "roles/nvidia_driver/meta/argument_specs.yml").read_text())
     options = spec["argument_specs"]["main"]["options"]
     assert tuple(options["nvidia_driver_reboot"]["choices"]) == cluster.NVIDIA_DRIVER_REBOOT
@@ -603,6 +603,6 @@ def test_racks_over_ethernet_are_refused():
 
 
 def test_the_profile_proposes_mega_moe_only_inside_one_domain():
-    from ansible_collections.inferops.vllm.plugins.module_utils.profiles import kimi_k3
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import kimi_k3
     layer = kimi_k3.PROFILE["strategy"]["dep"]["gpu"]["GB300"]
     assert layer["args"]["moe-backend"] == "deep_gemm_mega_moe" and layer["traffic"] == ["nvlink"]

@@ -1,19 +1,20 @@
-"""Every module_utils file is listed in module_utils/runtimes.py with where it runs, and the files that run on
-a node import only what is there: a node module's imports are MODULE or SCRIPT files, a MODULE file imports the
-standard library and other node-side files, a script (and what lies beside it) the standard library, its
-siblings and its declared packages. (tests/data/test_os_paths.py parses these files with each OS's python3.)"""
+"""Every module_utils file lies in the folder of where it runs (controller/, node/, scripts/: module_utils/
+controller/runtimes.py), and the files that run on a node import only what is there: a node module's imports are
+node/ or scripts/ files, a node/ file imports the standard library and other node/ files, a script (and what lies
+beside it) the standard library, its siblings and its declared packages. (tests/data/test_os_paths.py parses these
+files with each OS's python3.)"""
 import ast
 import sys
 from pathlib import Path
 
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils import runtimes
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import runtimes
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULE_UTILS = ROOT / "plugins/module_utils"
 PACKAGE = "ansible_collections.inferops.vllm.plugins.module_utils"
-FILES = sorted(p.relative_to(MODULE_UTILS).as_posix() for p in MODULE_UTILS.rglob("*.py"))
+FILES = sorted(p.relative_to(MODULE_UTILS).as_posix() for p in MODULE_UTILS.rglob("*.py") if p.name != "__init__.py")
 
 
 def runtime(path: str):
@@ -24,8 +25,9 @@ def runtime(path: str):
 
 
 NODE_SIDE = [f for f in FILES if runtime(f) not in (None, runtimes.CONTROLLER)]
-# a script's siblings lie beside it on the node, without the collection: they obey the script's rule
-BESIDE = {sibling: script for script, siblings in runtimes.SCRIPT_SIBLINGS.items() for sibling in siblings}
+# a script's siblings (from node/) lie beside it on the node, without the collection: they obey the script's rule
+BESIDE = {"%s/%s" % (runtimes.MODULE, sibling): "%s/%s" % (runtimes.SCRIPT, script)
+          for script, siblings in runtimes.SCRIPT_SIBLINGS.items() for sibling in siblings}
 
 
 def imports(path: Path):
@@ -51,16 +53,15 @@ def collection_files(module: str, names) -> set:
 
 
 def test_every_file_says_where_it_runs():
-    unlisted = [f for f in FILES if runtime(f) is None]
-    assert not unlisted, "add to module_utils/runtimes.py (FILES or PACKAGES): %s" % ", ".join(unlisted)
-    stale = sorted(set(runtimes.FILES) - set(FILES)) + sorted(
-        m for m in runtimes.CONTROLLER_MODULES if not (ROOT / "plugins/modules" / (m + ".py")).is_file())
-    assert not stale, "module_utils/runtimes.py lists files that are gone: %s" % ", ".join(stale)
-    assert set(runtimes.FILES.values()) | set(runtimes.PACKAGES.values()) <= {
-        runtimes.CONTROLLER, runtimes.MODULE, runtimes.SCRIPT}
+    unplaced = [f for f in FILES if runtime(f) is None]
+    assert not unplaced, "move into module_utils/controller, node or scripts (controller/runtimes.py): %s" % (
+        ", ".join(unplaced))
+    stale = sorted(m for m in runtimes.CONTROLLER_MODULES if not (ROOT / "plugins/modules" / (m + ".py")).is_file())
+    assert not stale, "module_utils/controller/runtimes.py names modules that are gone: %s" % ", ".join(stale)
     scripts = {f for f in FILES if runtime(f) == runtimes.SCRIPT}
-    assert scripts == set(runtimes.SCRIPT_SIBLINGS), "each script says what lies beside it (SCRIPT_SIBLINGS)"
-    assert all(runtime(s) != runtimes.CONTROLLER for s in BESIDE), "a script's siblings run on the node"
+    assert scripts == {"%s/%s" % (runtimes.SCRIPT, s) for s in runtimes.SCRIPT_SIBLINGS}, \
+        "each script says what lies beside it (SCRIPT_SIBLINGS)"
+    assert all((MODULE_UTILS / s).is_file() for s in BESIDE), "a script's siblings are node/ files"
 
 
 NODE_MODULES = sorted(p.name for p in (ROOT / "plugins/modules").glob("*.py") if p.stem not in runtimes.CONTROLLER_MODULES)
@@ -76,16 +77,17 @@ def test_what_a_module_imports_runs_on_the_target(module):
                 reached |= new
                 todo += [MODULE_UTILS / f for f in new]
     controller = sorted(f for f in reached if runtime(f) == runtimes.CONTROLLER)
-    assert not controller, ("module %s reaches %s, listed as controller code in module_utils/runtimes.py: the "
-                            "target's python3 runs it (3.9 on EL 9); list it as MODULE" % (module, ", ".join(controller)))
+    assert not controller, ("module %s reaches %s, controller code (module_utils/controller): the "
+                            "target's python3 runs it (3.9 on EL 9); move it to module_utils/node" % (module, ", ".join(controller)))
 
 
 @pytest.mark.parametrize("path", NODE_SIDE)
 def test_node_side_files_import_only_what_the_node_has(path):
     script = path if runtime(path) == runtimes.SCRIPT else BESIDE.get(path)
     if script:
-        allowed_files = set(runtimes.SCRIPT_SIBLINGS[script]) | {script}
-        packages = set(runtimes.SCRIPT_PACKAGES.get(script, ()))
+        name = script.rpartition("/")[2]
+        allowed_files = {"%s/%s" % (runtimes.MODULE, s) for s in runtimes.SCRIPT_SIBLINGS[name]} | {script}
+        packages = set(runtimes.SCRIPT_PACKAGES.get(name, ()))
     else:
         allowed_files, packages = set(NODE_SIDE), set()
     wrong = []
@@ -93,7 +95,8 @@ def test_node_side_files_import_only_what_the_node_has(path):
         top = name.split(".")[0]
         if name.startswith(PACKAGE):
             wrong += sorted(collection_files(name, names) - allowed_files)
-        elif top not in sys.stdlib_module_names and top not in packages and top + ".py" not in allowed_files:
+        elif (top not in sys.stdlib_module_names and top not in packages
+              and top + ".py" not in {f.rpartition("/")[2] for f in allowed_files}):
             wrong.append(name)
-    assert not wrong, "%s runs on a node (%s in module_utils/runtimes.py) but imports %s" % (
+    assert not wrong, "%s runs on a node (%s) but imports %s" % (
         path, "beside " + script if script and script != path else runtime(path), ", ".join(wrong))

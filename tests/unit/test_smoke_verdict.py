@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils import gpu_facts
-from ansible_collections.inferops.vllm.plugins.module_utils.smoke import config, report, stats, suites, tools
+from ansible_collections.inferops.vllm.plugins.module_utils.node import gpu_facts
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import config, report, stats, suites, tools
 
 TOOLS = [suites.WEATHER_TOOL]
 

@@ -4,8 +4,8 @@ replaces or downgrades it."""
 import pytest
 
 from ansible_collections.inferops.vllm.plugins.modules import gpu_facts as module
-from ansible_collections.inferops.vllm.plugins.module_utils import preflight
-from ansible_collections.inferops.vllm.plugins.module_utils import vendor_driver as v
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import preflight
+from ansible_collections.inferops.vllm.plugins.module_utils.node import vendor_driver as v
 
 OURS = ["nvidia-open", "cuda-drivers", "nvidia-driver-cuda", "nvidia-kernel-open-dkms", "nvidia-kernel-dkms"]
 NONE_INSTALLED = {name: None for name in OURS}

@@ -1,7 +1,7 @@
 """vllm_health's verdict over data-parallel ranks: a rank that hangs stands in with a probe's shape."""
 import socket
 
-from ansible_collections.inferops.vllm.plugins.module_utils import health
+from ansible_collections.inferops.vllm.plugins.module_utils.node import health
 from ansible_collections.inferops.vllm.plugins.modules import vllm_health
 
 

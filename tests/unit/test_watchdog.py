@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / ".collections"))
-from ansible_collections.inferops.vllm.plugins.module_utils import watchdog as wd  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.scripts import watchdog as wd  # noqa: E402
 
 NOW = 1_800_000_000.0
 POLICY = wd.Policy(failures_before_restart=3, grace=900, grace_max=3600, backoff_factor=2, max_restarts=3,
@@ -315,8 +315,8 @@ def test_run_once_restarts_through_the_runner_and_writes_the_files(tmp_path):
 
 def test_script_runs_standalone_beside_health(tmp_path):
     """On a node the script runs with only health.py and node_state.py beside it (no Ansible, no collection)."""
-    for name in ("watchdog.py", "health.py", "node_state.py"):
-        shutil.copy(ROOT / "plugins/module_utils" / name, tmp_path / name)
+    for name in ("scripts/watchdog.py", "node/health.py", "node/node_state.py"):
+        shutil.copy(ROOT / "plugins/module_utils" / name, tmp_path / name.rpartition("/")[2])
     fake = tmp_path / "docker"
     fake.write_text("#!/bin/sh\necho 'Error: No such container: vllm' >&2\nexit 1\n")
     fake.chmod(0o755)

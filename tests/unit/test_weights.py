@@ -1,4 +1,4 @@
-"""The weights engine's pure parts (module_utils/weights.py): the manifest and its OCI form, what a
+"""The weights engine's pure parts (module_utils/node/weights.py): the manifest and its OCI form, what a
 node's HF cache lacks, free space, filesystem refusals, the node record and pruning."""
 import hashlib
 import os
@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils import weights
+from ansible_collections.inferops.vllm.plugins.module_utils.node import weights
 
 REPO, REV = "inferops/tiny-k3", "a" * 40
 FILES = {
@@ -338,7 +338,7 @@ def test_prune_drops_blobs_no_kept_snapshot_references():
 
 
 def test_prune_removes_old_snapshots_and_only_their_own_blobs(tmp_path):
-    from ansible_collections.inferops.vllm.plugins.module_utils import weights_fetch
+    from ansible_collections.inferops.vllm.plugins.module_utils.node import weights_fetch
 
     shared = {"config.json": FILES["config.json"]}
     for rev, extra in (("a" * 40, b"old"), ("b" * 40, b"prev"), ("c" * 40, b"cur")):
@@ -358,7 +358,7 @@ def test_prune_removes_old_snapshots_and_only_their_own_blobs(tmp_path):
 
 
 def test_writeback_is_started_through_the_kernel_without_waiting(tmp_path):
-    from ansible_collections.inferops.vllm.plugins.module_utils import weights_fetch
+    from ansible_collections.inferops.vllm.plugins.module_utils.node import weights_fetch
     assert weights_fetch._SYNC_FILE_RANGE is not None  # Linux glibc, as on every node
     with open(tmp_path / "blob", "wb") as out:
         out.write(b"x" * (1 << 20))

@@ -1,8 +1,8 @@
 """Both type checkers (the plan's VAR_TYPES in cluster.py, the roles' argument specs in role_vars.py) group wrong
-values the same way, through module_utils/wrong_values.py: one line per variable and value, its hosts named."""
+values the same way, through module_utils/controller/wrong_values.py: one line per variable and value, its hosts named."""
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils import cluster, role_vars, wrong_values
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster, role_vars, wrong_values
 from clusters import members
 
 HOSTS = ["n%d" % i for i in range(6)]

@@ -26,7 +26,7 @@ from email.utils import formatdate
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-HARDWARE = HERE.parents[2] / "plugins/module_utils/hardware.py"
+HARDWARE = HERE.parents[2] / "plugins/module_utils/node/hardware.py"
 DRIVERS = ["580.95.05", "580.105.08", "590.48.01"]
 ROCM = "7.2.1"
 ROCM_BUILD = "7.2.1.70201-1"

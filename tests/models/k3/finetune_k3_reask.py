@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(ROOT, ".collections"))
 from k3_behaviours import (  # noqa: E402
     ANSWER, C, CITIES, EOM, O, S, THINK_C, THINK_W, TRIG_NO_RESPONSE_CLOSE, TRIG_NO_THINK_CLOSE,
     example, reask_example, weather_question, weather_tool)
-from ansible_collections.inferops.vllm.plugins.module_utils.smoke.tools import feedback  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke.tools import feedback  # noqa: E402
 
 src, out = sys.argv[1], sys.argv[2]
 steps = int(sys.argv[3]) if len(sys.argv) > 3 else 300

@@ -1,0 +1,442 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Compile a Cluster into every node's vLLM launch: the `vllm serve` flags
+(as a config file and as explicit argv), the environment and the container
+options. Roles only render what this returns. No Ansible imports.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
+    host_stack, model_source, plain_input, rules)
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.url_host import base_url
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
+    OWNED_FLAGS, SECRET_ENV, Cluster, ClusterError, Node)
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import PROFILES, proposed_flags
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import REMOVED_ENV, REMOVED_FLAGS
+
+# Compiler-owned flags that a profile proposes (moe-backend, kv-cache-dtype, max-model-len): null for
+# one of them in vllm_site_args or vllm_args drops the profile's value, as null does for any flag.
+DROPPABLE_OWNED = frozenset(f for p in PROFILES.values() for f in proposed_flags(p) if f in OWNED_FLAGS)
+CONFIG_PATH = "/etc/inferops-vllm/vllm.yaml"     # inside the container
+MODEL_CACHE = "/root/.cache/huggingface"          # inside the container
+# Flags that may differ between nodes; everything else shapes the engine and must match.
+NODE_FLAGS = {"host", "port", "headless", "node-rank", "data-parallel-start-rank", "api-server-count"}
+# Environment that is local to a node (its own IP, NICs, CPU pinning).
+NODE_ENV = {"VLLM_HOST_IP", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NCCL_IB_HCA", "NVSHMEM_HCA_LIST",
+            "UCX_NET_DEVICES", "VLLM_CPU_OMP_THREADS_BIND"}
+
+
+class Layers:
+    """Ordered flag -> (value, source) with later layers winning; None deletes."""
+
+    def __init__(self) -> None:
+        self.values: Dict[str, Tuple[Any, str]] = {}
+
+    def apply(self, args: Optional[Mapping[str, Any]], source: str) -> None:
+        for flag, value in (args or {}).items():
+            flag = str(flag).lstrip("-")
+            if value is None:
+                self.values.pop(flag, None)
+            else:
+                self.values.pop(flag, None)   # keep insertion order = order of the last setter
+                self.values[flag] = (value, source)
+
+    def get(self, flag: str) -> Any:
+        return self.values.get(flag, (None, None))[0]
+
+    def source(self, flag: str) -> Optional[str]:
+        return self.values.get(flag, (None, None))[1]
+
+
+def _profile_layers(cluster: Cluster) -> List[Tuple[Mapping[str, Any], Mapping[str, Any], str]]:
+    p, name = cluster.profile, cluster.profile_name
+    family = p.get("family", {}).get(cluster.accelerator.family, {})
+    strategy = p.get("strategy", {}).get(cluster.layout.strategy, {})
+    gpu = strategy.get("gpu", {}).get(cluster.accelerator.model, {})
+    if "traffic" in gpu and cluster.traffic not in gpu["traffic"]:
+        gpu = {}   # proposed only where the experts' tokens travel that way (no mega MoE across racks)
+    return [
+        (p.get("args", {}), p.get("env", {}), "profile %s" % name),
+        (family.get("args", {}), family.get("env", {}), "profile %s (%s)" % (name, cluster.accelerator.family)),
+        (strategy.get("args", {}), strategy.get("env", {}), "profile %s (strategy %s)" % (name, cluster.layout.strategy)),
+        (gpu.get("args", {}), gpu.get("env", {}),
+         "profile %s (%s %s)" % (name, cluster.layout.strategy, cluster.accelerator.model)),
+    ]
+
+
+def _refuse_owned(args: Mapping[str, Any], variable: str, where: str) -> None:
+    for flag in args:
+        value = args[flag]
+        flag = str(flag).lstrip("-")
+        if flag in OWNED_FLAGS and not (value is None and flag in DROPPABLE_OWNED):
+            owner = OWNED_FLAGS[flag]
+            fix = ("set %s instead: each setting has one place" % owner if owner
+                   else "remove it; the compiler writes the config file itself")
+            if flag in DROPPABLE_OWNED:
+                fix += " (null here drops the profile's value)"
+            if flag == "api-key":
+                value, fix = "<hidden>", "remove it: secrets never go on argv; put the key in vllm_api_key (ansible-vault)"
+            raise ClusterError("%s[%r]" % (variable, flag), value, where,
+                               "this flag is set by the launch compiler", fix)
+
+
+def _engine_layers(cluster: Cluster, node: Node) -> Tuple[Layers, Layers]:
+    s, where = cluster.settings, "cluster %s" % cluster.name
+    args, env = Layers(), Layers()
+    for a, e, source in _profile_layers(cluster):
+        args.apply(a, source)
+        env.apply(e, source)
+    if cluster.model is not None and cluster.model.source == "local":
+        args.apply(model_source.LOCAL_ARGS, "vllm_model_source local")
+    _refuse_owned(s["vllm_site_args"], "vllm_site_args", where)
+    args.apply(s["vllm_site_args"], "vllm_site_args")
+    env.apply(s["vllm_site_env"], "vllm_site_env")
+    _refuse_owned(node.args, "vllm_args", "host %s" % node.host)
+    args.apply(node.args, "vllm_args")
+    env.apply(node.env, "vllm_env")
+    for flag in ("all2all-backend", "moe-backend", "kv-cache-dtype", "max-model-len"):
+        var = OWNED_FLAGS[flag]
+        if s[var] is not None:
+            args.apply({flag: s[var]}, var)
+    if cluster.layout.expert_parallel and args.get("all2all-backend") is None:
+        default = rules.DEFAULT_ALL2ALL.get((cluster.accelerator.vendor, cluster.traffic))
+        if default:
+            source = "fabric default (%s, %s)" % (cluster.accelerator.vendor, cluster.fabric.name)
+            args.apply({"all2all-backend": default}, source)
+    env.apply(rules.FABRIC_ENV.get(cluster.fabric.name), "fabric %s" % cluster.fabric.name)
+    if cluster.mnnvl and cluster.fabric.name != "mnnvl":
+        # NVLink inside each rack, RDMA between them (rules.DOMAIN_JOINING_FABRICS)
+        env.apply(rules.FABRIC_ENV["mnnvl"], "fabric mnnvl inside each NVLink domain")
+    return args, env
+
+
+def _check_rules(cluster: Cluster, args: Layers, env: Layers) -> None:
+    """The fabric/hardware/backend table plus what vLLM's parser lets through."""
+    acc, traffic, layout = cluster.accelerator, cluster.traffic, cluster.layout
+    surface = cluster.surface
+
+    def refuse(flag, problem, fix):
+        # name the typed variable (vllm_moe_backend) or the mapping and key that set the flag
+        source = args.source(flag) or "?"
+        variable = source if source in OWNED_FLAGS.values() else "%s[%r]" % (source, flag)
+        raise ClusterError(variable, args.get(flag), "cluster %s" % cluster.name, problem, fix)
+
+    a2a, moe = args.get("all2all-backend"), args.get("moe-backend")
+    across = traffic in ("rdma", "tcp")
+    crossing = ("the %d nodes span NVLink domains %s joined by %s" % (len(cluster.nodes), ", ".join(cluster.domains),
+                                                                      cluster.fabric.name) if cluster.spans_domains
+                else "the %d nodes talk over %s" % (len(cluster.nodes), cluster.fabric.name))
+    if a2a in rules.NVLINK_ONLY_ALL2ALL and across:
+        refuse("all2all-backend", "%s needs one NVLink domain but %s (%s)"
+               % (a2a, crossing, rules.NVLINK_ONLY_ALL2ALL[a2a]),
+               "use %s across RDMA, or fabric mnnvl inside an NVL72 domain"
+               % rules.DEFAULT_ALL2ALL.get((acc.vendor, "rdma"), "allgather_reducescatter"))
+    if a2a in rules.REMOVED_ALL2ALL:
+        refuse("all2all-backend", "vLLM removed %s and silently falls back to allgather_reducescatter" % a2a,
+               "choose a current backend (e.g. %s)" % rules.DEFAULT_ALL2ALL.get((acc.vendor, traffic), "deepep_v2"))
+    vendor = rules.VENDOR_ALL2ALL.get(a2a)
+    if vendor and vendor != acc.vendor:
+        refuse("all2all-backend", "%s is a %s backend but the GPUs are %s" % (a2a, vendor, acc.model),
+               "use a %s backend (e.g. %s)" % (acc.vendor, rules.DEFAULT_ALL2ALL.get((acc.vendor, "rdma"))))
+    if a2a in rules.BF16_ONLY_ALL2ALL and cluster.profile.get("weights", "bf16") != "bf16":
+        refuse("all2all-backend", "%s serves unquantized BF16 experts only; %s weights are %s"
+               % (a2a, cluster.profile_name, cluster.profile.get("weights")), "use flashinfer_nvlink_one_sided")
+    if a2a is not None and not layout.expert_parallel:
+        refuse("all2all-backend", "the all2all backend only acts with expert parallel, and strategy %s has none"
+               % layout.strategy, "remove it, or use strategy dep")
+    if moe in rules.NVLINK_ONLY_MOE and across:
+        refuse("moe-backend", "%s is not compatible with cross-node %s: %s (%s)"
+               % (moe, cluster.fabric.name, crossing, rules.NVLINK_ONLY_MOE[moe]),
+               "remove it (vLLM picks a kernel) or run inside one NVL72 domain with fabric mnnvl")
+    if moe in rules.SM100_ONLY_MOE and not acc.sm100:
+        refuse("moe-backend", "%s requires SM100 GPUs (%s), not %s"
+               % (moe, hardware.models_where(lambda a: a.sm100), acc.model),
+               "remove it or choose a kernel for %s" % acc.family)
+    if moe in rules.EP_REQUIRED_MOE and not layout.expert_parallel:
+        refuse("moe-backend", "%s requires expert parallel, strategy %s has none" % (moe, layout.strategy),
+               "use strategy dep, or remove it")
+    if moe in rules.NO_EP_MOE and layout.expert_parallel:
+        refuse("moe-backend", "%s does not support expert parallel" % moe, "use strategy single/tp, or another kernel")
+
+    for flag, (value, _source) in args.values.items():
+        opt = surface.option("--" + flag)
+        if opt is None:
+            if ("--" + flag) in REMOVED_FLAGS:
+                refuse(flag, "vLLM %s has no --%s" % (surface.version, flag), REMOVED_FLAGS["--" + flag])
+            refuse(flag, "vLLM %s has no --%s" % (surface.version, flag), "check the spelling against `vllm serve --help`")
+        if value is False and surface.negation("--" + flag) is None and opt.get("value") is False:
+            continue   # False on a plain store_true flag means: leave it off
+        choices = opt.get("choices")
+        if choices and not isinstance(value, bool) and str(value) not in choices:
+            refuse(flag, "not a value vLLM %s accepts" % surface.version, "use one of %s" % ", ".join(choices))
+    checks = (("kv-cache-dtype", surface.kv_cache_dtypes), ("reasoning-parser", surface.reasoning_parsers))
+    if args.get("tool-parser-plugin") is None:
+        checks += (("tool-call-parser", surface.tool_parsers),)
+    for flag, known in checks:
+        if args.get(flag) is not None and str(args.get(flag)) not in known:
+            refuse(flag, "vLLM %s does not register %r" % (surface.version, args.get(flag)),
+                   "use one of %s" % ", ".join(known))
+    if args.get("enable-auto-tool-choice") and not args.get("tool-call-parser"):
+        refuse("enable-auto-tool-choice", "auto tool choice needs a tool-call parser", "set tool-call-parser too")
+    for name, (value, source) in env.values.items():
+        if name in model_source.OWNED_ENV and source.startswith("vllm_"):
+            raise ClusterError("%s[%r]" % (source, name), value, "cluster %s" % cluster.name,
+                               "the launch compiler sets it from the weights' source", model_source.OWNED_ENV[name])
+        removed = REMOVED_ENV.get(name)
+        if removed or surface.unknown_env(name):
+            raise ClusterError("%s[%r]" % (source, name), value, "cluster %s" % cluster.name,
+                               "vLLM %s %s" % (surface.version, "ignores it" if removed else "does not know it"),
+                               removed or "check the spelling against vllm.envs")
+        if name in SECRET_ENV:
+            raise ClusterError("%s[%r]" % (source, name), "<hidden>", "cluster %s" % cluster.name,
+                               "secrets never go in plain variables",
+                               "set %s (ansible-vault); the serve role writes it to a 0600 env file"
+                               % SECRET_ENV[name])
+
+
+def _layout_args(cluster: Cluster, node: Node) -> Dict[str, Any]:
+    """Parallel layout and role flags for one node (vllm-launch.md flag matrix)."""
+    lay, head = cluster.layout, cluster.head
+    out: Dict[str, Any] = {}
+    if lay.tp > 1 or lay.strategy != "single":
+        out["tensor-parallel-size"] = lay.tp
+    if lay.pp > 1:
+        out["pipeline-parallel-size"] = lay.pp
+    if lay.dcp > 1:
+        out["decode-context-parallel-size"] = lay.dcp
+    if lay.expert_parallel:
+        out["enable-expert-parallel"] = True
+    if lay.dp > 1:
+        out["data-parallel-size"] = lay.dp
+        out["data-parallel-size-local"] = lay.dp_local
+        if cluster.multi_node:
+            out["data-parallel-address"] = head.address
+            out["data-parallel-rpc-port"] = cluster.settings["vllm_dp_rpc_port"]
+        if cluster.load_balancing == "hybrid":
+            out["data-parallel-hybrid-lb"] = True
+        if node.rank > 0:
+            out["data-parallel-start-rank"] = node.rank * lay.dp_local
+    elif cluster.multi_node:
+        out["nnodes"] = len(cluster.nodes)
+        out["node-rank"] = node.rank
+        out["master-addr"] = head.address
+        out["master-port"] = cluster.settings["vllm_master_port"]
+    if node.rank > 0 and cluster.load_balancing == "internal":
+        out["headless"] = True
+    return out
+
+
+def _serves_api(cluster: Cluster, node: Node) -> bool:
+    return node.rank == 0 or cluster.load_balancing == "hybrid"
+
+
+def _node_env(cluster: Cluster, node: Node, env: Layers) -> Dict[str, str]:
+    out = {k: str(v) for k, (v, _source) in env.values.items()}
+    if cluster.multi_node:
+        out["VLLM_HOST_IP"] = node.address or ""
+        if node.interface:
+            out["NCCL_SOCKET_IFNAME"] = node.interface
+            out["GLOO_SOCKET_IFNAME"] = node.interface
+        if cluster.fabric.rdma and node.hcas:
+            out["NCCL_IB_HCA"] = "=" + ",".join(node.hcas)
+        if cluster.fabric.name == "roce":
+            out["NCCL_IB_GID_INDEX"] = str(cluster.settings["vllm_roce_gid_index"])
+    if cluster.model is not None and cluster.model.offline:
+        out["HF_HUB_OFFLINE"] = "1"     # staged weights: no Hub call at start, no download in the ready timeout
+    return dict(sorted(out.items()))
+
+
+def _container(cluster: Cluster) -> Dict[str, Any]:
+    """docker_container options by vendor and fabric (vllm-launch.md section 8)."""
+    s, acc, fabric = cluster.settings, cluster.accelerator, cluster.fabric
+    opts: Dict[str, Any] = {
+        "network_mode": "host",        # NCCL, Gloo and vLLM's ZMQ ports are ephemeral: no port mapping
+        "ipc_mode": "host",            # PyTorch shared memory between workers
+        "privileged": bool(s["vllm_container_privileged"]),
+        "devices": [],
+        "device_requests": [],
+        "capabilities": [],
+        "group_add": [],
+        "security_opts": [],
+        "ulimits": ["stack:67108864:67108864"],
+        # staged weights are read-only to vLLM: only the vllm_model role writes the cache
+        "volumes": ["%s:%s%s" % (s["vllm_model_cache_dir"], MODEL_CACHE,
+                                 ":ro" if cluster.model is not None and cluster.model.offline else "")],
+    }
+    if acc.vendor == "nvidia":
+        if s["vllm_gpu_access"] == "cdi":
+            opts["device_requests"].append({"driver": "cdi", "device_ids": ["nvidia.com/gpu=all"]})
+        else:
+            opts["device_requests"].append({"driver": "nvidia", "count": -1, "capabilities": [["gpu"]]})
+    elif acc.vendor == "amd":
+        opts["devices"] += ["/dev/kfd:/dev/kfd", "/dev/dri:/dev/dri"]
+        opts["group_add"] += ["video", "render"]
+        opts["security_opts"].append("seccomp=unconfined")
+        opts["capabilities"].append("SYS_PTRACE")
+    if fabric.rdma and cluster.multi_node:   # a one-node replica has no cross-node traffic: no verbs devices
+        opts["devices"].append("/dev/infiniband:/dev/infiniband")
+        opts["capabilities"].append("IPC_LOCK")
+        opts["ulimits"].append("memlock:-1:-1")
+    if cluster.mnnvl:
+        channel = "/dev/nvidia-caps-imex-channels/channel0"
+        opts["devices"].append("%s:%s" % (channel, channel))
+    return opts
+
+
+def render_value(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def to_argv(cluster: Cluster, args: Mapping[str, Any]) -> List[str]:
+    """`vllm serve` argv: model first, then flags, as vLLM's config loader expands them."""
+    argv = [str(args["model"])]
+    for flag, value in args.items():
+        if flag == "model":
+            continue
+        if value is True:
+            argv.append("--" + flag)
+        elif value is False:
+            neg = cluster.surface.negation("--" + flag)
+            if neg:
+                argv.append(neg)
+        elif isinstance(value, list):
+            argv += ["--" + flag] + [str(v) for v in value]
+        else:
+            argv += ["--" + flag, render_value(value)]
+    return argv
+
+
+def to_config_yaml(cluster: Cluster, node: Node, args: Mapping[str, Any]) -> str:
+    """A `vllm serve --config` file; each value is JSON, which YAML reads as is."""
+    lines = ["# vLLM launch for %s (cluster %s, rank %d) compiled by inferops.vllm; do not edit"
+             % (node.host, cluster.name, node.rank)]
+    lines += ["%s: %s" % (flag, json.dumps(value)) for flag, value in args.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _compile_node(cluster: Cluster, node: Node) -> Tuple[Dict[str, Any], Dict[str, str]]:
+    s = cluster.settings
+    engine, env = _engine_layers(cluster, node)
+    _check_rules(cluster, engine, env)
+    model = s["vllm_model"] or cluster.profile.get("model")
+    if not model:
+        raise ClusterError("vllm_model", None, "cluster %s" % cluster.name, "profile %s has no default model"
+                           % cluster.profile_name, "set vllm_model to the Hugging Face id or path to serve")
+    served = s["vllm_served_model_name"] or cluster.profile.get("served_model_name") or model
+    args: Dict[str, Any] = {"model": model, "served-model-name": served}
+    if cluster.model is not None and cluster.model.revision:
+        # one commit pins the weights, the tokenizer and the remote code of the repo (vLLM 0.32)
+        args["revision"] = cluster.model.revision
+    if _serves_api(cluster, node):
+        args["host"] = s["vllm_bind_host"]
+        args["port"] = node.port
+    args.update(_layout_args(cluster, node))
+    for flag, (value, _source) in engine.values.items():
+        if value is False and cluster.surface.negation("--" + flag) is None:
+            continue
+        args[flag] = value
+    if args.get("headless"):
+        # a headless node starts no API server, and vLLM refuses the flag there
+        # ("--api-server-count=1 cannot be used with --headless", serve.py)
+        args.pop("api-server-count", None)
+    return args, _node_env(cluster, node, env)
+
+
+def _check_same_engine(cluster: Cluster, compiled: Mapping[str, Tuple[Dict[str, Any], Dict[str, str]]]) -> None:
+    head_args, head_env = compiled[cluster.head.host]
+    for node in cluster.nodes[1:]:
+        args, env = compiled[node.host]
+        for flag in sorted(set(head_args) | set(args)):
+            if flag not in NODE_FLAGS and head_args.get(flag) != args.get(flag):
+                raise ClusterError("vllm_args[%r]" % flag, args.get(flag), "host %s" % node.host,
+                                   "engine-shaping flags must match on every node; the head %s has %r"
+                                   % (cluster.head.host, head_args.get(flag)),
+                                   "set it in the cluster's group_vars, not in host_vars")
+        for name in sorted(set(head_env) | set(env)):
+            if name not in NODE_ENV and head_env.get(name) != env.get(name):
+                raise ClusterError("vllm_env[%r]" % name, env.get(name), "host %s" % node.host,
+                                   "environment must match on every node except %s; the head %s has %r"
+                                   % (", ".join(sorted(NODE_ENV)), cluster.head.host, head_env.get(name)),
+                                   "set it in the cluster's group_vars, not in host_vars")
+
+
+def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
+    """{inventory host: launch} for every node of the cluster."""
+    input_warnings = plain_input.check(cluster)
+    compiled = {node.host: _compile_node(cluster, node) for node in cluster.nodes}
+    _check_same_engine(cluster, compiled)
+    container = _container(cluster)
+    head = cluster.head
+    endpoint = base_url(head.address or "127.0.0.1", head.port)
+    summary = {
+        "name": cluster.name, "profile": cluster.profile_name, "gpu_model": cluster.accelerator.model,
+        "vendor": cluster.accelerator.vendor, "nodes": [n.host for n in cluster.nodes],
+        "gpus_per_node": cluster.gpus_per_node, "fabric": cluster.fabric.name, "strategy": cluster.layout.strategy,
+        "tensor_parallel": cluster.layout.tp, "pipeline_parallel": cluster.layout.pp,
+        "data_parallel": cluster.layout.dp, "expert_parallel": cluster.layout.expert_parallel,
+        "load_balancing": cluster.load_balancing, "head": head.host, "head_address": head.address,
+        "endpoint": endpoint,
+        "image": cluster.settings["vllm_image"], "vllm_version": cluster.surface.version,
+        "all2all_backend": compiled[head.host][0].get("all2all-backend"),
+        "moe_backend": compiled[head.host][0].get("moe-backend"),
+        "tool_choices": tool_choices(compiled[head.host][0]),
+        "warnings": list(cluster.warnings) + input_warnings,
+        "model": cluster.model.summary() if cluster.model is not None else None,
+    }
+    if cluster.spans_domains:   # only then: single-domain summaries stay as they were
+        summary["nvlink_domains"] = {d: [n.host for n in cluster.nodes if n.domain == d] for d in cluster.domains}
+    out = {}
+    for node in cluster.nodes:
+        args, env = compiled[node.host]
+        out[node.host] = {
+            "cluster": summary,
+            "host": node.host,
+            "rank": node.rank,
+            "role": "head" if node.rank == 0 else "follower",
+            "serves_api": _serves_api(cluster, node),
+            "port": node.port,
+            "hcas": list(node.hcas),
+            "args": args,
+            "argv": to_argv(cluster, args),
+            "command": ["--config", CONFIG_PATH],
+            "config_path": CONFIG_PATH,
+            "config_yaml": to_config_yaml(cluster, node, args),
+            "env": env,
+            "secret_env": dict(cluster.secrets),
+            "container": container,
+            "host_stack": _host_stack(cluster, node),
+        }
+    return out
+
+
+# tool_choice modes the smoke test asks for, by tool-call parser: vLLM's kimi_k3 parser enforces "required" only
+# with strict tool calling (VLLM_ENFORCE_STRICT_TOOL_CALLING); without it, tool_calls come back empty
+# (docs/smoke-verdict.md), so K3 is checked with auto
+TOOL_CHOICES = {"kimi_k3": ["auto"]}
+
+
+def tool_choices(args: Mapping[str, Any]) -> List[str]:
+    """The tool_choice modes the smoke test checks by default (smoke_test_tool_choices)."""
+    return list(TOOL_CHOICES.get(args.get("tool-call-parser", ""), ["auto", "required"]))
+
+
+def _probe_ranks(cluster: Cluster) -> int:
+    """Ranks behind the node's API that the probes reach one by one: all of them with vLLM's own
+    (internal) load balancing; with hybrid balancing each node's API has its own."""
+    return cluster.layout.dp if cluster.load_balancing == "internal" else 1
+
+
+def _host_stack(cluster: Cluster, node: Node) -> Dict[str, Any]:
+    acc = cluster.accelerator
+    return host_stack.build(vendor=acc.vendor, model=acc.model, gpus=cluster.gpus_per_node,
+                            nvswitch_board=acc.nvswitch_board, mnnvl=acc.mnnvl, fabric=cluster.fabric.name,
+                            hcas=node.hcas, node_domain=node.domain, peers_of=cluster.domain_peers,
+                            probe_ranks=_probe_ranks(cluster), hvars=node.role_settings)

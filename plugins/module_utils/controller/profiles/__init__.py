@@ -1,0 +1,43 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Model recipes as data: one module per model, selected by `vllm_profile`.
+
+Each module defines PROFILE, a dict with these keys (all optional but model):
+  description, source        where the defaults come from
+  model, served_model_name   defaults for vllm_model / vllm_served_model_name
+  moe                        the model has experts (expert parallel is possible)
+  weights                    checkpoint format (bf16, int4, mxfp4): some backends need bf16
+  cuda                       CUDA major of the recipe's NVIDIA images (sets the lowest driver
+                             branch, rules.MIN_DRIVER_BRANCH) unless the image tag says cuNNN
+  args, env                  flags and environment for every node
+  family: {blackwell|hopper|cdna4|cpu: {args, env}}       per hardware family
+  strategy: {dep|tp|...: {args, env, gpu: {GB300: {args, env, traffic}}}}
+                             traffic (optional): the GPU layer applies only where the experts'
+                             tokens travel so (nvlink, rdma, tcp; rules.traffic_kind)
+  recipe_supports: {strategy: [GPU models]}   outside it the plan warns
+Flag names are spelled without the leading dashes; True is a bare flag,
+False its --no- form, None removes a flag set by an earlier layer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Set
+
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import (
+    cpu_lab, generic, kimi_k25, kimi_k3)
+
+PROFILES = {
+    "kimi_k3": kimi_k3.PROFILE,
+    "kimi_k25": kimi_k25.PROFILE,
+    "cpu_lab": cpu_lab.PROFILE,
+    "generic": generic.PROFILE,
+}
+
+
+def proposed_flags(profile: Mapping[str, Any]) -> Set[str]:
+    """Every flag some layer of the profile sets (for any family, strategy or GPU)."""
+    layers = [profile] + list(profile.get("family", {}).values())
+    for strategy in profile.get("strategy", {}).values():
+        layers += [strategy] + list(strategy.get("gpu", {}).values())
+    return {str(flag).lstrip("-") for layer in layers for flag in layer.get("args", {})}
