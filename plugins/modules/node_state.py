@@ -132,12 +132,13 @@ EXAMPLES = r"""
 RETURN = r"""
 packages:
   description:
-    - Per name, C(version) and C(hold) of the installed package, or null when it is not installed.
+    - Per name, C(version), C(upstream) (the version without its Debian or RPM release, C(580.95.05) of
+      C(580.95.05-1)) and C(hold) of the installed package, or null when it is not installed.
     - C(hold) is C(apt-mark hold) on dpkg nodes; on rpm nodes, an entry of dnf's versionlock list
       (C(/etc/dnf/plugins/versionlock.list), or the C(locklist) its C(versionlock.conf) names) locks the package.
   returned: always
   type: dict
-  sample: {docker.io: {version: "20.10.24+dfsg1-1+b3", hold: false}, nvidia-open: null}
+  sample: {docker.io: {version: "20.10.24+dfsg1-1+b3", upstream: "20.10.24+dfsg1", hold: false}, nvidia-open: null}
 services:
   description: Per unit, C(installed), C(active) and C(enabled).
   returned: always
@@ -177,13 +178,17 @@ containers:
       exit_code: 0
 steps:
   description: >-
-    Per step of O(wanted), C(differs) (the node differs from the step's wanted state) and C(why) (what differs, in
-    short human strings; never a file's content).
+    Per step of O(wanted), C(differs) (the node differs from the step's wanted state), C(why) (what differs, in
+    short human strings; never a file's content) and, for a step with packages, C(todo), what its package tasks
+    must do - C(install),
+    the packages not installed or at a version their pin does not match, and C(hold), the packages wanted on hold
+    that are installed and not on hold, or that the step installs.
   returned: always
   type: dict
   sample:
-    install: {differs: true, why: ["nvidia-open: not on hold", "/etc/apt/preferences.d/00-inferops-nvidia-driver: content differs"]}
-    persistenced: {differs: false, why: []}
+    install: {differs: true, why: ["nvidia-open: not on hold", "/etc/apt/preferences.d/00-inferops-nvidia-driver: content differs"],
+              todo: {install: [], hold: [nvidia-open]}}
+    persistenced: {differs: false, why: [], todo: {install: [], hold: []}}
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -49,10 +49,26 @@ def test_missing_packages_honours_version_pins():
     assert node_state.missing_packages(state, names, {"docker-ce": "5:28.0"}) == ["docker-ce", "docker-ce-cli"]
 
 
-def test_unheld_packages_are_installed_and_not_held():
-    state = {"nvidia-open": {"version": "580.95.05-1", "hold": True}, "cuda-drivers": {"version": "580.95.05-1", "hold": False},
-             "nvidia-imex": None}
-    assert node_state.unheld_packages(state, ["nvidia-open", "cuda-drivers", "nvidia-imex", "not-asked"]) == ["cuda-drivers"]
+def test_each_step_says_what_its_package_tasks_must_do():
+    """todo.install: not installed or off the pin (version, or version_of another package); todo.hold: wanted on
+    hold, installed and not held, or installed by the step; present null judges the hold only (of an installed
+    package), present false is never installed."""
+    found = {"docker.io": {"version": "20.10.24+dfsg1-1+b3", "hold": False},
+             "nvidia-open": {"version": "580.95.05-1", "hold": True},
+             "nvidia-fabricmanager": {"version": "580.65.06-1", "hold": True},
+             "cuda-drivers": {"version": "580.95.05-1", "hold": False}, "nvidia-imex": None, "old": None}
+    step = {"packages": {"docker.io": {"version": "20.10.24", "hold": True}, "containerd": {},
+                         "nvidia-open": {"version": "580.95.05", "hold": True},
+                         "nvidia-fabricmanager": {"version_of": "nvidia-open", "hold": True},
+                         "cuda-drivers": {"present": None, "hold": True}, "nvidia-imex": {"present": None, "hold": True},
+                         "old": {"present": False}}}
+    found["containerd"] = None
+    assert node_state.package_todo(step, found) == {
+        "install": ["containerd", "nvidia-fabricmanager"],
+        "hold": ["docker.io", "nvidia-fabricmanager", "cuda-drivers"]}
+    assert node_state.judge({"s": step, "off": None}, {"packages": found, "files": {}, "text": {}, "services": {},
+                                                       "containers": {}, "groups": {}, "users": []})["s"]["todo"] == \
+        node_state.package_todo(step, found)
 
 
 def test_systemctl_show():
@@ -130,7 +146,7 @@ def test_packages_present_pinned_held_and_following_the_driver():
         "unwanted": {"packages": {"nvidia-open": {"present": False}}},
         "off": None}
     steps = node_state.judge(wanted, node(packages=packages))
-    assert steps["install"] == {"differs": False, "why": []}
+    assert steps["install"] == {"differs": False, "why": [], "todo": {"install": [], "hold": []}}
     assert steps["fabric_manager"]["why"] == ["nvidia-fabricmanager: 580.82.07-1, not 580.95.05",
                                               "nvidia-fabricmanager: not on hold"]
     assert steps["pinned_elsewhere"]["why"] == ["nvidia-open: 580.95.05-1, not 580.82", "cuda-drivers: not installed"]
@@ -355,7 +371,7 @@ def test_read_node_on_el9_reads_dnf_files_not_dnf(tmp_path):
     bins = {"dpkg-query": None, "rpm": "rpm", "systemctl": None, "docker": None}
     result = node_state.read_node(fake_run, bins, wanted=wanted, etc=str(tmp_path))
     assert result["steps"]["install"]["why"] == ["epel-release: not installed"]
-    assert result["packages"]["nvidia-driver"] == {"version": "580.95.05-1.el9", "hold": True}
+    assert result["packages"]["nvidia-driver"] == {"version": "580.95.05-1.el9", "upstream": "580.95.05", "hold": True}
     assert len(calls) == 1 and "modules" not in result and "repos" not in result
     (tmp_path / "dnf" / "modules.d" / "nvidia-driver.module").write_text(NVIDIA_MODULE.replace("580-open", "570-open"))
     assert node_state.read_node(fake_run, bins, wanted=wanted, etc=str(tmp_path))["steps"]["install"]["why"] == [

@@ -87,8 +87,9 @@ def parse_rpm_query(out: str, names: Iterable[str] = (), locks: Iterable[str] = 
 
 def packages(names: List[str], run: Runner, dpkg_query: Optional[str], rpm: Optional[str],
              locks: Iterable[str] = ()) -> Dict[str, Optional[dict]]:
-    """Installed version and hold state per name; None for a package that is not installed. On rpm nodes
-    `locks` are the versionlock list's entries (versionlock_entries), which stand for apt's hold."""
+    """Installed version, its upstream part (no Debian or RPM release: what the driver roles compare with the
+    loaded module and pin their add-ons to) and hold state per name; None for a package that is not installed.
+    On rpm nodes `locks` are the versionlock list's entries (versionlock_entries), which stand for apt's hold."""
     found: Dict[str, dict] = {}
     if names and dpkg_query:
         # dpkg-query exits 1 when a name is unknown but still prints the others
@@ -97,7 +98,8 @@ def packages(names: List[str], run: Runner, dpkg_query: Optional[str], rpm: Opti
     elif names and rpm:
         _rc, out, _err = run([rpm, "-q", "--qf", RPM_QUERY_FORMAT] + names)
         found = parse_rpm_query(out, names, locks)
-    return {name: found.get(name) for name in names}
+    return {name: dict(found[name], upstream=installed_version(found[name])) if name in found else None
+            for name in names}
 
 
 def _ini(text: str) -> configparser.RawConfigParser:
@@ -255,11 +257,6 @@ def missing_packages(state: Dict[str, Optional[dict]], names: Iterable[str], pin
     return missing
 
 
-def unheld_packages(state: Dict[str, Optional[dict]], names: Iterable[str]) -> List[str]:
-    """Names that are installed but not on hold (apt-mark hold), so a hold task has something to do."""
-    return [name for name in names if state.get(name) is not None and not state[name].get("hold")]
-
-
 def installed_version(package: Optional[dict]) -> str:
     """The upstream version of an installed package (no Debian or RPM release: `580.95.05-1` is `580.95.05`),
     "" when it is not installed: what the driver roles compare with the loaded module and pin their add-ons to."""
@@ -359,8 +356,7 @@ def judge_package(name: str, want: dict, found: Dict[str, Optional[dict]]) -> Li
     if package is None:
         return ["%s: not installed" % name] if present else []
     why = []
-    pin = (installed_version(found.get(want["version_of"])) if _given(want, "version_of")
-           else str(want.get("version") or ""))
+    pin = _pin(want, found)
     if pin and missing_packages(found, [name], {name: pin}):
         why.append("%s: %s, not %s" % (name, package["version"], pin))
     if _flag(want.get("hold")) and not package.get("hold"):
@@ -568,13 +564,37 @@ def schema_problems(wanted: Dict[str, Optional[dict]]) -> List[str]:
     return problems
 
 
+def _pin(want: dict, found: Dict[str, Optional[dict]]) -> str:
+    return (installed_version(found.get(want["version_of"])) if _given(want, "version_of")
+            else str(want.get("version") or ""))
+
+
+def package_todo(step: dict, found: Dict[str, Optional[dict]]) -> Dict[str, List[str]]:
+    """What the step's package tasks must do: `install`, the wanted packages not installed or at a version the
+    pin does not match (apt/dnf install them at the pin); `hold`, the packages wanted on hold that are installed
+    and not on hold, or that the step installs (it holds what it installs)."""
+    install, hold = [], []
+    for name, want in (step.get("packages") or {}).items():
+        want = want or {}
+        present = True if "present" not in want else _flag(want.get("present"))   # null: only the hold is judged
+        if present and missing_packages(found, [name], {name: _pin(want, found)}):
+            install.append(name)
+        package = found.get(name)
+        if _flag(want.get("hold")) and (name in install or (package is not None and not package.get("hold"))):
+            hold.append(name)
+    return {"install": install, "hold": hold}
+
+
 def judge(wanted: Dict[str, Optional[dict]], node: dict) -> Dict[str, dict]:
-    """{step: {differs, why}} for every step of `wanted`; a step given as null is left out."""
+    """{step: {differs, why}} for every step of `wanted`, with `todo` (package_todo) where the step names
+    packages; a step given as null is left out."""
     steps = {}
     for name, step in wanted.items():
         if step is not None:
             why = judge_step(step, node)
             steps[name] = {"differs": bool(why), "why": why}
+            if step.get("packages"):
+                steps[name]["todo"] = package_todo(step, node["packages"])
     return steps
 
 
