@@ -48,6 +48,17 @@ options:
     type: list
     elements: str
     default: []
+  role:
+    description:
+      - A role whose wanted state the collection builds (V(nvidia_driver), V(container_runtime)) on the controller
+        from O(settings), before the node is read (the action plugin of the same name). The steps of O(wanted), if
+        given too, are added to it.
+    type: str
+  settings:
+    description:
+      - The role's settings for O(role), plain data (its tunables, OS data and what the role decided). An unknown,
+        missing or mistyped setting fails the task, naming it.
+    type: dict
   wanted:
     description:
       - The wanted state as data, by step (a task file or task of the role that would bring it about). The module
@@ -189,6 +200,12 @@ steps:
     install: {differs: true, why: ["nvidia-open: not on hold", "/etc/apt/preferences.d/00-inferops-nvidia-driver: content differs"],
               todo: {install: [], hold: [nvidia-open]}}
     persistenced: {differs: false, why: [], todo: {install: [], hold: []}}
+wanted:
+  description: With O(role), the wanted state built from O(settings) and judged (steps as in O(wanted)).
+  returned: when O(role) is given
+  type: dict
+  sample:
+    persistenced: {services: {nvidia-persistenced: {active: true, enabled: true}}}
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -200,7 +217,9 @@ def main():
     lists = {"type": "list", "elements": "str", "default": []}
     paths = {"type": "list", "elements": "path", "default": []}
     module = AnsibleModule(argument_spec={"packages": lists, "services": lists, "files": paths, "read": paths,
-                                          "images": lists, "containers": lists, "wanted": {"type": "dict", "default": {}}},
+                                          "images": lists, "containers": lists, "wanted": {"type": "dict", "default": {}},
+                                          # consumed by the action plugin, which builds `wanted` from them
+                                          "role": {"type": "str"}, "settings": {"type": "dict"}},
                            supports_check_mode=True)
     params = module.params
     problems = node_state.schema_problems(params["wanted"])

@@ -126,6 +126,14 @@ class Role:
             value = trust_as_template(value)
         return drop_omitted(Templar(loader=LOADER, variables=variables).template(value))
 
+    def wanted(self) -> Dict[str, Any]:
+        """The role's wanted state as node_state's action plugin builds it from the role's settings
+        (<role>_wanted_settings, rendered here) with module_utils/controller/wanted_state.py."""
+        # imported here: the collection loads with the plugin loader above
+        # pylint: disable-next=import-outside-toplevel
+        from ansible_collections.inferops.vllm.plugins.module_utils.controller import wanted_state
+        return wanted_state.build(self.name, self.render("{{ %s_wanted_settings }}" % self.name))
+
     def load_os_vars(self, task_file: str) -> Path:
         """Run the role's OS-vars loader, the first in task_file: os_packages' os_vars.yml imported with
         os_packages_vars_role (run there with os_packages' role_path and the import's vars, as Ansible runs

@@ -127,11 +127,11 @@ def nvidia_driver(role: Role, family: str) -> dict:
                    keyring_list=role.render(os_data["keyring_list"]))
         # NVIDIA's own repository: the keyring's list (the same URL as the role's source) is left alone
         assert "ansible.builtin.file" not in setup
-        assert out["keyring_list"] not in role.render("{{ nvidia_driver_wanted.install.files }}")
+        assert out["keyring_list"] not in role.wanted()["install"]["files"]
         nvidia_driver_mirror_on_apt(role, out["keyring_list"])
         # EPEL and CRB are EL's: never on apt nodes
         assert not role.runs(epel_include(), role.variables)
-        assert "repos" not in role.render("{{ nvidia_driver_wanted.install }}")
+        assert "repos" not in role.wanted()["install"]
     else:
         [repo] = setup["ansible.builtin.yum_repository"]
         assert repo["baseurl"] == out["repo"] and repo["gpgcheck"] is True
@@ -164,7 +164,7 @@ def nvidia_driver_mirror_on_apt(role: Role, keyring_list: str) -> None:
     [download] = setup["ansible.builtin.get_url"]
     assert repo["uris"] == mirror and download["url"] == mirror + "cuda-keyring_1.1-1_all.deb"
     assert "nvidia.com" not in json.dumps(setup, default=str), setup
-    files = role.render("{{ nvidia_driver_wanted.install.files }}")
+    files = role.wanted()["install"]["files"]
     assert files[keyring_list] == {"exists": False}
     assert "nvidia.com" not in json.dumps(files, default=str)
     # keyring package, then its list removed, then the role's source, then apt update (flush_handlers)
@@ -192,7 +192,7 @@ def nvidia_driver_epel(role: Role) -> dict:
         epel = {"packages": role.args("epel.yml", "ansible.builtin.dnf")["name"],
                 "crb": role.args("epel.yml", "community.general.dnf_config_manager")["name"]}
         assert role.args("epel.yml", "community.general.dnf_config_manager")["state"] == "enabled"
-        wanted = role.render("{{ nvidia_driver_wanted.install }}")
+        wanted = role.wanted()["install"]
         assert wanted["repos"] == {epel["crb"][0]: {"enabled": True}}
         for name in epel["packages"]:
             assert wanted["packages"][name] == {"present": True}, name
@@ -201,13 +201,13 @@ def nvidia_driver_epel(role: Role) -> dict:
     [repo] = role.repository("epel.yml")["ansible.builtin.yum_repository"]
     assert (repo["name"], repo["baseurl"], repo["gpgkey"], repo["gpgcheck"]) == ("epel-mirror", mirror, key, True)
     assert role.args("epel.yml", "ansible.builtin.dnf")["name"] == ["dnf-plugins-core"]
-    wanted = role.render("{{ nvidia_driver_wanted.install }}")
+    wanted = role.wanted()["install"]
     assert "epel-release" not in wanted["packages"]
     assert wanted["files"]["/etc/yum.repos.d/epel-mirror.repo"] == {
         "lines": ["baseurl = " + mirror, "gpgcheck = 1", "gpgkey = " + key]}
     role.variables.update(nvidia_driver_epel_repo_url="", nvidia_driver_epel_key_url="", nvidia_driver_enable_epel=False)
     assert not role.runs(epel_include(), role.variables)
-    wanted = role.render("{{ nvidia_driver_wanted.install }}")
+    wanted = role.wanted()["install"]
     assert wanted["repos"] == {} and not {"epel-release", "dnf-plugins-core"} & set(wanted["packages"])
     role.variables["nvidia_driver_enable_epel"] = True
     return epel
@@ -468,7 +468,8 @@ def read_el9_node(root: Path, role: Role) -> dict:
 
     [read] = [t for t in tasks_of("nvidia_driver", "main.yml") if "inferops.vllm.node_state" in t]
     args = role.render(read["inferops.vllm.node_state"])
-    wanted = {name: moved(step) for name, step in args["wanted"].items()}
+    assert args["role"] == "nvidia_driver"   # node_state's action builds the wanted state from the settings
+    wanted = {name: moved(step) for name, step in role.wanted().items()}
     bins = {"dpkg-query": None, "rpm": "rpm", "systemctl": "systemctl", "docker": None}
     return node_state.read_node(run, bins, packages_=args["packages"], files_=[str(root) + p for p in args["files"]],
                                 wanted=wanted, etc=str(root / "etc"))

@@ -1,0 +1,234 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Each role's wanted state, by step, as node_state judges it: pure functions of the role's settings.
+
+A role hands node_state `role: <name>` and `settings:` (plain data from its vars/main.yml: tunables,
+OS data, what earlier steps decided); the node_state action plugin builds the wanted state here and the
+module judges it in the role's one read. The settings are typed: an unknown, missing or mistyped key
+stops the task naming it, so a typo never turns into a step that is always converged. No Ansible imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Type
+
+Wanted = Dict[str, Dict[str, Any]]
+
+
+class SettingsError(ValueError):
+    pass
+
+
+def _merge(base: Dict[str, Any], extra: Mapping[str, Any]) -> Dict[str, Any]:
+    """A recursive merge of mappings (Ansible's combine(recursive=true)): extra wins, mappings merge."""
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _merge(dict(out[key]), value)
+        else:
+            out[key] = value
+    return out
+
+
+# --- nvidia_driver ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NvidiaDriver:
+    family: str                    # Debian (apt) or RedHat (dnf)
+    packages: List[str]            # the driver packages (apt names, or dnf's '@module:stream')
+    version_package: str           # the package whose version is the driver's
+    version: str                   # an exact driver version, or ""
+    pinning_package: str           # apt: NVIDIA's branch pinning package
+    hold_packages: bool
+    held_packages: List[str]       # apt: the real names that carry the driver
+    kernel_headers: str            # install, check or skip
+    kernel_headers_package: str
+    repo: str                      # the CUDA repository (a site mirror or NVIDIA's)
+    repo_file: str
+    key_url: str                   # dnf: the repository's key
+    keyring_path: str              # apt: what cuda-keyring installs
+    keyring_cache: str
+    keyring_list: str              # apt: the list cuda-keyring installs, removed where a mirror is used
+    remove_keyring_list: bool
+    pin_file: str
+    pin_content: str
+    blacklist_nouveau: bool
+    nouveau_file: str
+    block_unattended_upgrades: bool
+    unattended_file: str
+    unattended_content: str
+    want_epel: bool                # dnf, DKMS streams: EPEL and CRB
+    epel_packages: List[str]
+    epel_repo_url: str
+    epel_key_url: str
+    epel_mirror: str               # the repository id of a site EPEL mirror
+    crb: str
+    persistenced: bool
+    fabric_manager: bool           # vllm_launch.host_stack.fabric_manager
+    fabric_manager_package: str
+    hold_companions: bool
+    imex: bool                     # vllm_launch.host_stack.imex is set
+    imex_peers: Optional[List[str]]   # None: the domain is no inventory group
+    imex_package: str
+    imex_channel_file: str
+    imex_channel_content: str
+    imex_config_file: str
+    imex_config_regexp: str
+    imex_config_line: str
+    imex_nodes_file: str
+    imex_nodes_content: str
+
+
+def _present(names: List[str]) -> Dict[str, Dict[str, Any]]:
+    return {name: {"present": True} for name in names}
+
+
+def _nouveau(s: NvidiaDriver) -> Dict[str, Any]:
+    return {s.nouveau_file: {"lines": ["blacklist nouveau"]}} if s.blacklist_nouveau else {}
+
+
+def _install_apt(s: NvidiaDriver) -> Dict[str, Any]:
+    """The driver at the pinned version, the pinning package and what the repository and DKMS need installed;
+    every driver package that is installed on hold. The repository os_packages writes (keyring from CUDA's
+    keyring package), with a mirror without the keyring's own list; nouveau blacklisted, the exact-version pin
+    (none without an exact version), unattended-upgrades kept off the driver."""
+    packages: Dict[str, Any] = {name: {"present": None, "hold": True} for name in s.held_packages} if s.hold_packages else {}
+    extra = [s.kernel_headers_package] if s.kernel_headers == "install" else []
+    packages = _merge(packages, _present(s.packages + [s.pinning_package, "python3-debian"] + extra))
+    if s.version:
+        packages = _merge(packages, {name: {"version": s.version} for name in s.packages})
+    files: Dict[str, Any] = {
+        s.keyring_path: {"exists": True}, s.keyring_cache: {"exists": True},
+        s.repo_file: {"lines": ["URIs: " + s.repo, "Signed-By: " + s.keyring_path]},
+        s.pin_file: {"content": s.pin_content, "mode": "0644"} if s.version else {"exists": False}}
+    if s.remove_keyring_list:
+        files[s.keyring_list] = {"exists": False}
+    files.update(_nouveau(s))
+    if s.block_unattended_upgrades:
+        files[s.unattended_file] = {"content": s.unattended_content, "mode": "0644"}
+    return {"packages": packages, "files": files}
+
+
+def _install_dnf(s: NvidiaDriver) -> Dict[str, Any]:
+    """The driver's module stream enabled ('@nvidia-driver:580-open'), its driver package installed and
+    versionlocked (it stands for the lock glob's packages), the versionlock plugin, the kernel headers, EPEL and
+    CRB where DKMS needs them, and the repositories os_packages writes (yum_repository's "key = value" lines)."""
+    names = [s.version_package, "python3-dnf-plugin-versionlock"]
+    names += [s.kernel_headers_package] if s.kernel_headers == "install" else []
+    names += s.epel_packages if s.want_epel else []
+    packages = _present(names)
+    if s.hold_packages:
+        packages = _merge(packages, {s.version_package: {"hold": True}})
+    modules = dict(name[1:].split("/")[0].split(":", 1) for name in s.packages if name.startswith("@"))
+    files: Dict[str, Any] = {s.repo_file: {"lines": ["baseurl = " + s.repo, "gpgcheck = 1", "gpgkey = " + s.key_url]}}
+    files.update(_nouveau(s))
+    if s.want_epel and s.epel_repo_url:
+        files["/etc/yum.repos.d/%s.repo" % s.epel_mirror] = {
+            "lines": ["baseurl = " + s.epel_repo_url, "gpgcheck = 1", "gpgkey = " + s.epel_key_url]}
+    return {"packages": packages, "files": files, "modules": modules,
+            "repos": {s.crb: {"enabled": True}} if s.want_epel else {}}
+
+
+def _companion(package: str, s: NvidiaDriver) -> Dict[str, Any]:
+    # Fabric Manager and IMEX must match the installed driver's version exactly
+    return {package: {"version_of": s.version_package, "hold": s.hold_companions}}
+
+
+def nvidia_driver(s: NvidiaDriver) -> Wanted:
+    wanted: Wanted = {
+        "install": _install_apt(s) if s.family == "Debian" else _install_dnf(s),
+        "persistenced": {"services": {"nvidia-persistenced": {"active": True, "enabled": True}}} if s.persistenced else {},
+        "fabric_manager": {} if not s.fabric_manager else {
+            "packages": _companion(s.fabric_manager_package, s),
+            "services": {"nvidia-fabricmanager": {"active": True, "enabled": True}}},
+    }
+    if not s.imex:
+        wanted["imex"] = {}
+    elif s.imex_peers is None:   # imex.yml refuses it with the fix
+        wanted["imex"] = {"always": "the NVLink domain is not an inventory group"}
+    else:
+        wanted["imex"] = {
+            "packages": _companion(s.imex_package, s),
+            "files": {s.imex_channel_file: {"content": s.imex_channel_content, "mode": "0644"},
+                      s.imex_config_file: {"last_line_matching": {"regexp": s.imex_config_regexp,
+                                                                  "line": s.imex_config_line}},
+                      s.imex_nodes_file: {"content": s.imex_nodes_content, "mode": "0644"}},
+            "services": {"nvidia-imex": {"active": True, "enabled": True}}}
+    return wanted
+
+
+# --- container_runtime -----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ContainerRuntime:
+    engine_packages: List[str]     # docker.io (the distribution's) or docker-ce's packages
+    engine_versioned: List[str]    # the ones container_runtime_docker_version pins
+    docker_version: str
+    daemon_managed: Dict[str, Any]  # the keys the role owns in daemon.json (its write task merges the same)
+    vendor: str                    # the toolkit: nvidia, amd or none (vllm_launch.host_stack.toolkit)
+    toolkit_package: str
+    toolkit_version: str
+    cdi_spec: str                  # NVIDIA's generated CDI spec, "" for none
+    cdi: bool
+
+
+def container_runtime(s: ContainerRuntime) -> Wanted:
+    """daemon.json holds the managed keys; the engine installed at the pinned version, the pinned packages on
+    hold, dockerd running; the toolkit at its pinned version (on hold when pinned), its runtime in daemon.json,
+    NVIDIA's CDI spec."""
+    engine: Dict[str, Any] = {name: {} for name in s.engine_packages}
+    if s.docker_version:
+        engine = _merge(engine, {name: {"version": s.docker_version, "hold": True} for name in s.engine_versioned})
+    toolkit: Dict[str, Any] = {}
+    if s.vendor in ("nvidia", "amd"):
+        files: Dict[str, Any] = {"/etc/docker/daemon.json": {"json_subset": {"runtimes": {s.vendor: {}}}}}
+        if s.cdi_spec and s.cdi:
+            files[s.cdi_spec] = {"exists": True}
+        toolkit = {"packages": {s.toolkit_package: {"version": s.toolkit_version, "hold": len(s.toolkit_version) > 0}},
+                   "files": files}
+    return {"daemon_json": {"files": {"/etc/docker/daemon.json": {"json_subset": s.daemon_managed}}},
+            "engine": {"packages": engine, "services": {"docker": {"active": True, "enabled": True}}},
+            "toolkit": toolkit}
+
+
+# --- the roles -------------------------------------------------------------------------------------------------
+
+BUILDERS: Dict[str, Tuple[Type[Any], Callable[[Any], Wanted]]] = {
+    "nvidia_driver": (NvidiaDriver, nvidia_driver),
+    "container_runtime": (ContainerRuntime, container_runtime),
+}
+_TYPES = {"str": str, "bool": bool, "List[str]": list, "Dict[str, Any]": dict, "Optional[List[str]]": (list, type(None))}
+
+
+def _coerced(kind: str, value: Any) -> Any:
+    """A value as older templating may hand it (ansible-core 2.18 reads "580" back from text as 580, and renders
+    None as ""): a number for a string, a yes/no word for a bool, "" for an optional value; anything else is left
+    for the type check."""
+    if kind == "str" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if kind == "bool" and isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no"):
+        return value.strip().lower() in ("true", "yes")
+    if kind.startswith("Optional[") and value in ("", "None"):   # 2.18 renders None as ""
+        return None
+    return value
+
+
+def build(role: str, settings: Mapping[str, Any]) -> Wanted:
+    """The role's wanted state from its settings; SettingsError names an unknown role, and every unknown,
+    missing or mistyped setting."""
+    if role not in BUILDERS:
+        raise SettingsError("node_state role=%r: no wanted state is built for it (roles: %s)"
+                            % (role, ", ".join(sorted(BUILDERS))))
+    kind, builder = BUILDERS[role]
+    known = {f.name: f for f in fields(kind)}
+    problems = ["%s: not a setting of %s" % (name, role) for name in sorted(set(settings) - set(known))]
+    problems += ["%s: missing" % name for name in known if name not in settings]
+    values = {name: _coerced(str(field_.type), settings[name]) for name, field_ in known.items() if name in settings}
+    for name, field_ in known.items():
+        if name in values and not isinstance(values[name], _TYPES[str(field_.type)]):
+            problems.append("%s=%r: must be %s" % (name, values[name], field_.type))
+    if problems:
+        raise SettingsError("node_state role=%s settings: %s" % (role, "; ".join(problems)))
+    return builder(kind(**values))
