@@ -50,7 +50,8 @@ options:
     default: []
   role:
     description:
-      - A role whose wanted state the collection builds (V(nvidia_driver), V(container_runtime)) on the controller
+      - A role whose wanted state the collection builds (V(host_proxy), V(nvidia_driver), V(rocm),
+        V(container_runtime)) on the controller
         from O(settings), before the node is read (the action plugin of the same name). The steps of O(wanted), if
         given too, are added to it.
     type: str

@@ -263,7 +263,7 @@ def rocm(role: Role, family: str) -> dict:
     installs = [t for t in tasks_of("rocm", "changes.yml") if "ansible.builtin.apt" in t]
     assert all(role.runs(t, role.variables) for t in installs)
     headers, dkms = (role.args("changes.yml", "ansible.builtin.apt", nth)["name"] for nth in (0, 1))
-    wanted = role.render("{{ rocm_wanted.changes.packages }}")
+    wanted = role.wanted()["changes"]["packages"]
     assert wanted[headers] == {"present": True} and wanted[dkms]["present"] is True
     for setting, value in (("rocm_kernel_headers", "skip"), ("rocm_install_dkms", False)):
         role.variables[setting] = value

@@ -93,7 +93,7 @@ def test_a_wrong_setting_stops_the_task_naming_it():
     assert str(refused.value) == ("node_state role=container_runtime settings: vendr: not a setting of container_runtime; "
                                   "cdi: missing; engine_packages='docker.io': must be List[str]")
     with pytest.raises(ws.SettingsError, match="no wanted state is built for it"):
-        ws.build("rocm", {})
+        ws.build("vllm_serve", {})
 
 
 def test_values_as_ansible_core_2_18_renders_them():
@@ -101,3 +101,27 @@ def test_values_as_ansible_core_2_18_renders_them():
     wanted = ws.build("nvidia_driver", dict(NVIDIA_APT, version=580, imex=True, imex_peers="", hold_packages="True"))
     assert wanted["install"]["packages"]["nvidia-open"]["version"] == "580"
     assert wanted["imex"] == {"always": "the NVLink domain is not an inventory group"}
+
+
+def test_rocm_holds_where_installed_and_lists_the_users():
+    wanted = ws.build("rocm", {"packages": ["python3-debian", "gnupg", "rocm", "amdgpu-dkms"], "hold_packages": True,
+                               "held_packages": ["rocm", "amdgpu-dkms", "rocm-core"], "key_file": "/etc/apt/keyrings/rocm.asc",
+                               "repo_lines": {"/etc/apt/sources.list.d/rocm.sources": ["URIs: https://r/"]},
+                               "users": ["ops"]})["changes"]
+    assert wanted["packages"]["rocm"] == {"present": True, "hold": True}
+    assert wanted["packages"]["rocm-core"] == {"present": None, "hold": True}
+    assert wanted["files"]["/etc/apt/sources.list.d/rocm.sources"] == {"lines": ["URIs: https://r/"]}
+    assert wanted["groups"] == {"render": ["ops"], "video": ["ops"]} and wanted["users"] == ["ops"]
+
+
+def test_host_proxy_by_checksum_or_gone():
+    settings = {"family": "Debian", "enabled": True, "apt_file": "/etc/apt/apt.conf.d/90inferops-proxy",
+                "apt_checksum": "a" * 40, "apt_mode": "0640", "docker": True,
+                "docker_env_file": "/etc/docker/http-proxy.env", "docker_env_checksum": "b" * 40,
+                "docker_dropin": "/etc/systemd/system/docker.service.d/http-proxy.conf", "docker_dropin_checksum": "c" * 40}
+    files = ws.build("host_proxy", settings)["changes"]["files"]
+    assert files["/etc/docker/http-proxy.env"] == {"checksum": "b" * 40, "mode": "0600"}
+    gone = ws.build("host_proxy", dict(settings, enabled=False))["changes"]
+    assert set(v["exists"] for v in gone["files"].values()) == {False} and gone["always"] == ""
+    el = ws.build("host_proxy", dict(settings, family="RedHat", docker=False))["changes"]
+    assert el == {"files": {}, "always": "dnf.conf: its proxy= line is set on every run"}

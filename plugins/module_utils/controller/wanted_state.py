@@ -193,11 +193,64 @@ def container_runtime(s: ContainerRuntime) -> Wanted:
             "toolkit": toolkit}
 
 
+# --- rocm ------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Rocm:
+    packages: List[str]            # ROCm, the kernel driver and what the repositories need
+    hold_packages: bool
+    held_packages: List[str]       # on hold where installed
+    key_file: str
+    repo_lines: Dict[str, Any]     # {repository file: the deb822 fields os_packages writes}
+    users: List[str]               # rocm_users: in the render and video groups
+
+
+def rocm(s: Rocm) -> Wanted:
+    """changes.yml: the repositories and their key, ROCm and the kernel driver installed and on hold, the render and
+    video groups listing every user of rocm_users, who exist."""
+    packages: Dict[str, Any] = {name: {"present": None, "hold": True} for name in s.held_packages} if s.hold_packages else {}
+    files: Dict[str, Any] = {"/etc/apt/keyrings": {"isdir": True, "mode": "0755"},
+                             s.key_file: {"exists": True, "mode": "0644"}}
+    files.update({path: {"lines": lines} for path, lines in s.repo_lines.items()})
+    return {"changes": {"packages": _merge(packages, _present(s.packages)), "files": files,
+                        "groups": {"render": s.users, "video": s.users}, "users": s.users}}
+
+
+# --- host_proxy ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HostProxy:
+    family: str                    # Debian (apt's file) or RedHat (dnf.conf's proxy= line, set on every run)
+    enabled: bool                  # inferops_proxy is set: the files are there, else gone
+    apt_file: str
+    apt_checksum: str              # by checksum: a proxy URL may hold a password, never among the arguments
+    apt_mode: str
+    docker: bool                   # host_proxy_docker: dockerd's drop-in and environment file
+    docker_env_file: str
+    docker_env_checksum: str
+    docker_dropin: str
+    docker_dropin_checksum: str
+
+
+def host_proxy(s: HostProxy) -> Wanted:
+    """changes.yml: a file the role writes is there with its checksum and mode, one it removes is gone."""
+    files: Dict[str, Any] = {}
+    if s.family == "Debian":
+        files[s.apt_file] = {"checksum": s.apt_checksum, "mode": s.apt_mode} if s.enabled else {"exists": False}
+    if s.docker:
+        files[s.docker_env_file] = {"checksum": s.docker_env_checksum, "mode": "0600"} if s.enabled else {"exists": False}
+        files[s.docker_dropin] = {"checksum": s.docker_dropin_checksum, "mode": "0644"} if s.enabled else {"exists": False}
+    always = "dnf.conf: its proxy= line is set on every run" if s.family == "RedHat" and s.enabled else ""
+    return {"changes": {"files": files, "always": always}}
+
+
 # --- the roles -------------------------------------------------------------------------------------------------
 
 BUILDERS: Dict[str, Tuple[Type[Any], Callable[[Any], Wanted]]] = {
     "nvidia_driver": (NvidiaDriver, nvidia_driver),
     "container_runtime": (ContainerRuntime, container_runtime),
+    "rocm": (Rocm, rocm),
+    "host_proxy": (HostProxy, host_proxy),
 }
 _TYPES = {"str": str, "bool": bool, "List[str]": list, "Dict[str, Any]": dict, "Optional[List[str]]": (list, type(None))}
 
