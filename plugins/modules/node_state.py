@@ -51,7 +51,7 @@ options:
   role:
     description:
       - A role whose wanted state the collection builds (V(host_proxy), V(nvidia_driver), V(rocm),
-        V(container_runtime)) on the controller
+        V(container_runtime), V(vllm_serve), V(vllm_watchdog)) on the controller
         from O(settings), before the node is read (the action plugin of the same name). The steps of O(wanted), if
         given too, are added to it.
     type: str

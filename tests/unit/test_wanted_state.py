@@ -93,7 +93,7 @@ def test_a_wrong_setting_stops_the_task_naming_it():
     assert str(refused.value) == ("node_state role=container_runtime settings: vendr: not a setting of container_runtime; "
                                   "cdi: missing; engine_packages='docker.io': must be List[str]")
     with pytest.raises(ws.SettingsError, match="no wanted state is built for it"):
-        ws.build("vllm_serve", {})
+        ws.build("vllm_model", {})
 
 
 def test_values_as_ansible_core_2_18_renders_them():
@@ -125,3 +125,22 @@ def test_host_proxy_by_checksum_or_gone():
     assert set(v["exists"] for v in gone["files"].values()) == {False} and gone["always"] == ""
     el = ws.build("host_proxy", dict(settings, family="RedHat", docker=False))["changes"]
     assert el == {"files": {}, "always": "dnf.conf: its proxy= line is set on every run"}
+
+
+def test_vllm_serve_and_the_watchdog():
+    serve = ws.build("vllm_serve", {"config_dir": "/etc/inferops-vllm", "config_checksum": "a" * 40,
+                                    "env_checksum": "b" * 40, "container_name": "vllm", "launch_hash": "c" * 64,
+                                    "full_compare": True})
+    assert serve["env"] == {"files": {"/etc/inferops-vllm/vllm.env": {"checksum": "b" * 40, "mode": "0600"}}}
+    assert serve["container"]["containers"]["vllm"] == {
+        "running": True, "labels": {"inferops.vllm.launch": "c" * 64}, "env_file": "/etc/inferops-vllm/vllm.env",
+        "started_after": ["/etc/inferops-vllm/vllm.yaml"]}
+    assert serve["container"]["always"].startswith("vllm_serve_full_compare")
+    watchdog = {"dirs": ["/usr/local/lib/inferops-vllm"], "lib_files": ["/usr/local/lib/inferops-vllm/watchdog.py"],
+                "lib_checksums": ["d" * 40], "config_file": "/etc/inferops-vllm/watchdog.json", "config_content": "{}\n",
+                "unit_dir": "/etc/systemd/system", "unit_contents": {"vllm-watchdog.timer": "[Timer]\n"}}
+    files = ws.build("vllm_watchdog", watchdog)["install"]["files"]
+    assert files["/usr/local/lib/inferops-vllm/watchdog.py"] == {"checksum": "d" * 40, "mode": "0644"}
+    assert files["/etc/systemd/system/vllm-watchdog.timer"] == {"content": "[Timer]\n", "mode": "0644"}
+    with pytest.raises(ws.SettingsError, match="differ in length"):
+        ws.build("vllm_watchdog", dict(watchdog, lib_checksums=[]))

@@ -244,6 +244,58 @@ def host_proxy(s: HostProxy) -> Wanted:
     return {"changes": {"files": files, "always": always}}
 
 
+# --- vllm_serve ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class VllmServe:
+    config_dir: str
+    config_checksum: str           # files by checksum: the env file holds secrets
+    env_checksum: str
+    container_name: str
+    launch_hash: str               # the hash of vllm_serve_container_options, the container's label
+    full_compare: bool             # vllm_serve_full_compare: docker_container compares every option
+
+
+def vllm_serve(s: VllmServe) -> Wanted:
+    """apply.yml: the config directory, vllm.yaml and vllm.env, and a running container labelled with this launch's
+    hash that holds the env file's environment and started after the config file was last written (a run cut
+    between a write and the restart or recreate leaves a container on the files before)."""
+    config, env = s.config_dir + "/vllm.yaml", s.config_dir + "/vllm.env"
+    container: Dict[str, Any] = {"containers": {s.container_name: {
+        "running": True, "labels": {"inferops.vllm.launch": s.launch_hash}, "env_file": env, "started_after": [config]}}}
+    if s.full_compare:
+        container["always"] = "vllm_serve_full_compare: docker_container compares every option"
+    return {"dir": {"files": {s.config_dir: {"isdir": True, "mode": "0755"}}},
+            "config": {"files": {config: {"checksum": s.config_checksum, "mode": "0644"}}},
+            "env": {"files": {env: {"checksum": s.env_checksum, "mode": "0600"}}},
+            "container": container}
+
+
+# --- vllm_watchdog ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class VllmWatchdog:
+    dirs: List[str]
+    lib_files: List[str]           # where the script and its siblings go on the node
+    lib_checksums: List[str]       # their SHA-1, in the same order (the same bytes are copied)
+    config_file: str
+    config_content: str
+    unit_dir: str
+    unit_contents: Dict[str, Any]  # {unit file name: its text}
+
+
+def vllm_watchdog(s: VllmWatchdog) -> Wanted:
+    """install.yml: the directories, every file it writes (the scripts by checksum) and the timer."""
+    if len(s.lib_files) != len(s.lib_checksums):
+        raise SettingsError("node_state role=vllm_watchdog settings: lib_files and lib_checksums differ in length")
+    files: Dict[str, Any] = {path: {"isdir": True, "mode": "0755"} for path in s.dirs}
+    files.update({path: {"checksum": checksum, "mode": "0644"} for path, checksum in zip(s.lib_files, s.lib_checksums)})
+    files[s.config_file] = {"content": s.config_content, "mode": "0644"}
+    files.update({"%s/%s" % (s.unit_dir, name): {"content": text, "mode": "0644"}
+                  for name, text in s.unit_contents.items()})
+    return {"install": {"files": files, "services": {"vllm-watchdog.timer": {"active": True, "enabled": True}}}}
+
+
 # --- the roles -------------------------------------------------------------------------------------------------
 
 BUILDERS: Dict[str, Tuple[Type[Any], Callable[[Any], Wanted]]] = {
@@ -251,6 +303,8 @@ BUILDERS: Dict[str, Tuple[Type[Any], Callable[[Any], Wanted]]] = {
     "container_runtime": (ContainerRuntime, container_runtime),
     "rocm": (Rocm, rocm),
     "host_proxy": (HostProxy, host_proxy),
+    "vllm_serve": (VllmServe, vllm_serve),
+    "vllm_watchdog": (VllmWatchdog, vllm_watchdog),
 }
 _TYPES = {"str": str, "bool": bool, "List[str]": list, "Dict[str, Any]": dict, "Optional[List[str]]": (list, type(None))}
 
