@@ -121,7 +121,8 @@ def main():
             after = image_record.after_pull(before, p["ref"], p["vllm_version"])
     elif p["state"] == "rolled_back":
         after = image_record.after_rollback(before)
-    changed = bool(after) and (after != before or node_record.mode_of(p["path"]) != "0644")
+    # query only reads: a record with another mode is put right by the next present or rolled_back
+    changed = p["state"] != "query" and bool(after) and (after != before or node_record.mode_of(p["path"]) != "0644")
     if changed and not module.check_mode:
         node_record.write(p["path"], after)
     on_node = before if module.check_mode else after

@@ -107,3 +107,7 @@ def test_the_module_records_a_pull_whole_and_refuses_a_rolled_back_digest(tmp_pa
     assert retried["record"]["failed"] == [] and retried["to_run"] == NEW
     query = module(tmp_path, False, state="query")
     assert (query["changed"], query["to_run"], query["rollback_to"]) == (False, NEW, OLD)
+    record.chmod(0o600)   # query reads only, even a record whose mode present would put right
+    assert module(tmp_path, False, state="query")["changed"] is False and oct(record.stat().st_mode & 0o777) == "0o600"
+    assert module(tmp_path, True, ref=NEW, vllm_version="0.32.0")["changed"] is True
+    assert oct(record.stat().st_mode & 0o777) == "0o644"
