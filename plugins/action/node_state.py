@@ -30,6 +30,4 @@ class ActionModule(ActionBase):
             args["wanted"] = dict(built, **(args.get("wanted") or {}))
         result.update(self._execute_module(module_name="inferops.vllm.node_state", module_args=args,
                                            task_vars=task_vars))
-        if role:
-            result["wanted"] = args["wanted"]   # for the role's later tasks (daemon.json's managed keys)
         return result

@@ -201,12 +201,6 @@ steps:
     install: {differs: true, why: ["nvidia-open: not on hold", "/etc/apt/preferences.d/00-inferops-nvidia-driver: content differs"],
               todo: {install: [], hold: [nvidia-open]}}
     persistenced: {differs: false, why: [], todo: {install: [], hold: []}}
-wanted:
-  description: With O(role), the wanted state built from O(settings) and judged (steps as in O(wanted)).
-  returned: when O(role) is given
-  type: dict
-  sample:
-    persistenced: {services: {nvidia-persistenced: {active: true, enabled: true}}}
 """
 
 from ansible.module_utils.basic import AnsibleModule
