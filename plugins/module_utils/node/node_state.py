@@ -345,12 +345,22 @@ def _read_text(path: str) -> str:
         return ""
 
 
+def _present(want: dict) -> Optional[bool]:
+    """A package's `present`: true where not given; null judges only its hold (where installed)."""
+    return True if "present" not in want else _flag(want.get("present"))
+
+
+def _pin(want: dict, found: Dict[str, Optional[dict]]) -> str:
+    return (installed_version(found.get(want["version_of"])) if _given(want, "version_of")
+            else str(want.get("version") or ""))
+
+
 def judge_package(name: str, want: dict, found: Dict[str, Optional[dict]]) -> List[str]:
     """present (default true; false: must be absent; null: only its hold is judged, where installed),
     version (a prefix, as missing_packages reads a pin), version_of (the installed upstream version of
     another package is the prefix), hold (true: on hold where installed)."""
     package = found.get(name)
-    present = True if "present" not in want else _flag(want.get("present"))
+    present = _present(want)
     if present is False:
         return ["%s: installed, not wanted" % name] if package else []
     if package is None:
@@ -564,11 +574,6 @@ def schema_problems(wanted: Dict[str, Optional[dict]]) -> List[str]:
     return problems
 
 
-def _pin(want: dict, found: Dict[str, Optional[dict]]) -> str:
-    return (installed_version(found.get(want["version_of"])) if _given(want, "version_of")
-            else str(want.get("version") or ""))
-
-
 def package_todo(step: dict, found: Dict[str, Optional[dict]]) -> Dict[str, List[str]]:
     """What the step's package tasks must do: `install`, the wanted packages not installed or at a version the
     pin does not match (apt/dnf install them at the pin); `hold`, the packages wanted on hold that are installed
@@ -576,7 +581,7 @@ def package_todo(step: dict, found: Dict[str, Optional[dict]]) -> Dict[str, List
     install, hold = [], []
     for name, want in (step.get("packages") or {}).items():
         want = want or {}
-        present = True if "present" not in want else _flag(want.get("present"))   # null: only the hold is judged
+        present = _present(want)
         if present and missing_packages(found, [name], {name: _pin(want, found)}):
             install.append(name)
         package = found.get(name)
