@@ -10,6 +10,8 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster as cluster_model
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import host_stack, launch
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
+    inputs as observability_inputs)
 
 # Only these host variables are read (and templated) from the inventory: the typed ones, the driver
 # variables the plan checks and ansible_host. Secrets (SECRET_ENV) are only looked up by name, and any
@@ -118,12 +120,9 @@ def domain_peers(members: Sequence[Tuple[str, Mapping[str, Any]]], groups: Mappi
     for _host, hvars in members:
         for domain in (hvars.get("nvidia_driver_imex_domain"), hvars.get("vllm_nvlink_domain")):
             if domain and isinstance(domain, str) and domain in groups and domain not in out:
-                out[domain] = [_control_address(peer, host_vars(peer)) for peer in groups[domain]]
+                # the address a tray is reached on, as for Prometheus: vllm_control_address, ansible_host, its name
+                out[domain] = [str(observability_inputs.address(host_vars(peer).get, peer)) for peer in groups[domain]]
     return out
-
-
-def _control_address(host: str, hvars: Mapping[str, Any]) -> str:
-    return str(hvars.get("vllm_control_address") or hvars.get("ansible_host") or host)
 
 
 def _check_domain_groups(cluster: cluster_model.Cluster, groups: Mapping[str, Sequence[str]]) -> None:
