@@ -56,6 +56,8 @@ def cluster_vars(name: str, port_offset: int, mirror: bool) -> dict:
         "vllm_serve_ready_timeout": 120, "vllm_serve_ready_report_every": 10,
         # the stand-in vLLM answers the API but has no torch for a collective
         "fabric_check_enabled": False,
+        # and loads no weights: none to stage (the weights bench stages them)
+        "vllm_model_source": "hub",
     }
     if mirror:
         cluster.update({"vllm_image_mirror": "127.0.0.1:5003", "vllm_image_mirror_deploy": True,

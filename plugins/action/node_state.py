@@ -1,16 +1,17 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.vllm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""node_state with `role:` and `settings:`: the role's wanted state is built on the controller from its settings
-(module_utils/controller/wanted_state.py, typed: a wrong setting stops the task naming it), then the node_state
-module reads the node and judges it in one call, as with a `wanted:` the task gives itself. Without `role:` the
-task's arguments go to the module as they are."""
+"""node_state with `role:` and `settings:`: the role's wanted state and its reads are built on the controller from
+its settings (module_utils/controller/wanted_state.py, typed: a wrong setting stops the task naming it), then the
+node_state module reads the node and judges it in one call, as with a `wanted:` the task gives itself. Without
+`role:` the task's arguments go to the module as they are. Either way a task that node_read already read for is
+answered from that read (module_utils/controller/read_ahead.py)."""
 
 from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import wanted_state
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import read_ahead, wanted_state
 
 
 class ActionModule(ActionBase):
@@ -18,16 +19,12 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
-        args = dict(self._task.args)
-        role, settings = args.pop("role", None), args.pop("settings", None)
-        if role:
-            try:
-                built = wanted_state.build(role, settings or {})
-            except wanted_state.SettingsError as exc:
-                result.update(failed=True, msg=str(exc))
-                return result
-            # steps the task names itself are added to (or replace) the role's
-            args["wanted"] = dict(built, **(args.get("wanted") or {}))
-        result.update(self._execute_module(module_name="inferops.vllm.node_state", module_args=args,
-                                           task_vars=task_vars))
+        try:
+            args = wanted_state.module_args(self._task.args)
+        except wanted_state.SettingsError as exc:
+            result.update(failed=True, msg=str(exc))
+            return result
+        result.update(read_ahead.answer(task_vars, "node_state", args)
+                      or self._execute_module(module_name="inferops.vllm.node_state", module_args=args,
+                                              task_vars=task_vars))
         return result

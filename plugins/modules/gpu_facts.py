@@ -77,127 +77,18 @@ ansible_facts:
                kernel: 6.8.0-60-generic}
 """
 
-import functools
-import os
-import platform
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils.node import gpu_facts as parse
-from ansible_collections.inferops.vllm.plugins.module_utils.node import node_state
-from ansible_collections.inferops.vllm.plugins.module_utils.node import vendor_driver as vendor
-
-
-def run(module, args):
-    rc, out, err = module.run_command(args, environ_update={"LC_ALL": "C"})
-    return rc, out, err
-
-
-def service_state(module, name):
-    return node_state.services([name], functools.partial(run, module), module.get_bin_path("systemctl"))[name]
-
-
-def nvidia(module, facts):
-    smi = module.get_bin_path("nvidia-smi")
-    if not smi:
-        return
-    fields = parse.NVIDIA_QUERY_FIELDS
-    rc, out, err = run(module, [smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
-    if rc != 0:
-        facts["driver_error"] = (out + err).strip()
-        return
-    gpus = parse.parse_nvidia_query(out, fields)
-    for gpu in gpus:
-        gpu["memory_mib"] = int(gpu["memory.total"]) if gpu["memory.total"].isdigit() else None
-    facts.update(parse.summarize("nvidia", gpus))
-    facts["gpus"] = gpus
-    if module.params["memory_usage"]:
-        rc, out, _err = run(module, [smi, "--query-gpu=" + ",".join(parse.NVIDIA_MEMORY_FIELDS),
-                                     "--format=csv,noheader,nounits"])
-        if rc == 0:
-            facts.update(parse.memory_usage(parse.parse_nvidia_query(out, parse.NVIDIA_MEMORY_FIELDS)))
-    facts["driver_version"] = gpus[0]["driver_version"] if gpus else None
-    rc, out, _err = run(module, [smi])
-    if rc == 0:
-        facts["cuda_version"] = parse.parse_nvidia_header(out)["cuda_version"]
-
-
-def amd(module, facts):
-    smi = module.get_bin_path("amd-smi")
-    if not smi:
-        return
-    rc, out, err = run(module, [smi, "static", "--json"])
-    if rc != 0:
-        facts["driver_error"] = (out + err).strip()
-        return
-    gpus = parse.parse_amd_static(out)
-    facts.update(parse.summarize("amd", gpus))
-    facts["gpus"] = gpus
-    rc, out, _err = run(module, [smi, "version", "--json"])
-    if rc == 0:
-        versions = parse.parse_amd_version(out)
-        facts["rocm_version"] = versions["rocm_version"]
-        facts["driver_version"] = versions["driver_version"]
-
-
-def vendor_driver(module):
-    """What says that another party manages the NVIDIA driver (module_utils/node/vendor_driver.py decides)."""
-    out = {"dgx_release": None, "run_installer": os.path.exists(vendor.RUN_INSTALLER), "packages": []}
-    try:
-        with open(vendor.DGX_RELEASE, encoding="utf-8") as fh:
-            out["dgx_release"] = vendor.parse_release(fh.read())
-    except OSError:
-        pass
-    dpkg, rpm = module.get_bin_path("dpkg-query"), module.get_bin_path("rpm")
-    if dpkg:   # rc 1 when a pattern matches nothing: the matches are still printed
-        _rc, text, _err = run(module, [dpkg, "-W", "-f", "${Package}\t${db:Status-Abbrev}\t${Version}\n"]
-                              + list(vendor.DPKG_PATTERNS))
-        out["packages"] = vendor.parse_dpkg(text)
-    elif rpm:
-        _rc, text, _err = run(module, [rpm, "-qa", "--qf", "%{NAME}\t%{VERSION}-%{RELEASE}\n"] + list(vendor.RPM_PATTERNS))
-        out["packages"] = vendor.parse_rpm(text)
-    return out
+from ansible_collections.inferops.vllm.plugins.module_utils.node import calls
 
 
 def main():
-    module = AnsibleModule(argument_spec={"sysfs_root": {"type": "path", "default": "/sys"},
-                                          "memory_usage": {"type": "bool", "default": False},
-                                          "warn_secure_boot": {"type": "bool", "default": False}}, supports_check_mode=True)
-    facts = {"vendor": None, "model": None, "models": [], "count": 0, "memory_mib": None, "gpus": [],
-             "memory_used_mib": None, "memory_total_mib": None,
-             "driver_version": None, "cuda_version": None, "rocm_version": None, "driver_error": None,
-             "kernel": platform.release()}
-    nvidia(module, facts)
-    if facts["vendor"] is None:
-        amd(module, facts)
-    facts["driver_branch"] = parse.driver_branch(facts["driver_version"]) if facts["vendor"] == "nvidia" else None
-    try:
-        with open("/sys/module/nvidia/version", encoding="utf-8") as fh:
-            facts["loaded_module_version"] = fh.read().strip()
-    except OSError:
-        facts["loaded_module_version"] = None
-    facts["fabric_manager"] = service_state(module, "nvidia-fabricmanager")
-    facts["imex"] = service_state(module, "nvidia-imex")
-    ctl = module.get_bin_path("nvidia-imex-ctl")
-    facts["imex"].update({"domain_state": None, "nodes": []})
-    if ctl and facts["imex"]["active"]:
-        rc, out, _err = run(module, [ctl, "-N"])
-        if rc == 0:
-            facts["imex"].update(parse.parse_imex_status(out))
-    facts["infiniband"] = parse.read_infiniband(module.params["sysfs_root"])
-    facts["vendor_driver"] = vendor_driver(module)
-    mokutil = module.get_bin_path("mokutil")
-    facts["secure_boot"] = None
-    if mokutil:
-        _rc, out, err = run(module, [mokutil, "--sb-state"])
-        facts["secure_boot"] = parse.parse_secure_boot(out + err)
-    elif not os.path.isdir("/sys/firmware/efi"):
-        facts["secure_boot"] = False   # legacy BIOS boot: no Secure Boot
-    if facts["secure_boot"] and module.params["warn_secure_boot"]:
-        module.warn("Secure Boot is enabled on %s (kernel %s). Unsigned DKMS driver modules will not load: use signed "
-                    "precompiled modules, or enrol a MOK (mokutil --import) before installing."
-                    % (platform.node(), facts["kernel"]))
-    module.exit_json(changed=False, ansible_facts={"gpu_facts": facts})
+    module = AnsibleModule(argument_spec=calls.SPECS["gpu_facts"], supports_check_mode=True)
+    result = calls.gpu_facts(module.params, lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}),
+                             module.get_bin_path)
+    for warning in result.pop("warnings"):
+        module.warn(warning)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

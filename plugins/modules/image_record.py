@@ -94,43 +94,19 @@ pull_needed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils.node import image_record, node_record, node_state
+from ansible_collections.inferops.vllm.plugins.module_utils.node import calls
 
 
 def main():
-    module = AnsibleModule(argument_spec={
-        "path": {"type": "path", "default": "/var/lib/inferops-vllm/image.json"},
-        "state": {"type": "str", "choices": ["present", "rolled_back", "query"], "default": "present"},
-        "ref": {"type": "str", "default": ""},
-        "vllm_version": {"type": "str"},
-        "retry_failed": {"type": "bool", "default": False},
-        "node": {"type": "str", "default": "this node"},
-    }, required_if=[("state", "present", ["ref"])], supports_check_mode=True)
-    p = module.params
-    before = node_record.read(p["path"]) or {}
-    after, pull_needed = before, False
-    if p["state"] == "present":
-        refusal = image_record.refusal(before, p["ref"], p["node"], p["retry_failed"])
-        if refusal:
-            module.fail_json(msg=refusal, record=before)
-        docker = module.get_bin_path("docker")   # none yet (check mode on a fresh node): the pull says so
-        found = node_state.images([p["ref"]], lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}),
-                                  docker)
-        pull_needed = not found[p["ref"]]["present"]
-        if not pull_needed:
-            after = image_record.after_pull(before, p["ref"], p["vllm_version"])
-    elif p["state"] == "rolled_back":
-        after = image_record.after_rollback(before)
-    # query only reads: a record with another mode is put right by the next present or rolled_back
-    changed = p["state"] != "query" and bool(after) and (after != before or node_record.mode_of(p["path"]) != "0644")
-    if changed and not module.check_mode:
-        node_record.write(p["path"], after)
-    on_node = before if module.check_mode else after
-    module.exit_json(
-        changed=changed, record=after, pull_needed=pull_needed,
-        to_run=image_record.to_run(on_node, previous=False, unrecorded=p["ref"]),
-        rollback_to=image_record.to_run(on_node, previous=True),
-        diff={"before": node_record.text(before) if before else "", "after": node_record.text(after) if after else ""})
+    module = AnsibleModule(argument_spec=calls.SPECS["image_record"], required_if=[("state", "present", ["ref"])],
+                           supports_check_mode=True)
+    try:
+        result = calls.image_record_apply(
+            module.params, lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}), module.get_bin_path,
+            module.check_mode)
+    except calls.Refused as refused:
+        module.fail_json(msg=str(refused), **refused.result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

@@ -205,30 +205,17 @@ steps:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils.node import node_state
+from ansible_collections.inferops.vllm.plugins.module_utils.node import calls
 
 
 def main():
-    lists = {"type": "list", "elements": "str", "default": []}
-    paths = {"type": "list", "elements": "path", "default": []}
-    module = AnsibleModule(argument_spec={"packages": lists, "services": lists, "files": paths, "read": paths,
-                                          "images": lists, "containers": lists, "wanted": {"type": "dict", "default": {}},
-                                          # consumed by the action plugin, which builds `wanted` from them
-                                          "role": {"type": "str"}, "settings": {"type": "dict"}},
-                           supports_check_mode=True)
-    params = module.params
-    problems = node_state.schema_problems(params["wanted"])
-    if problems:   # a key no judge reads would make the step look converged: say so, change nothing
-        module.fail_json(msg="node_state: the wanted state has keys that are never judged: %s" % "; ".join(problems),
-                         problems=problems)
-
-    def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"})
-
-    bins = {name: module.get_bin_path(name) for name in ("dpkg-query", "rpm", "systemctl", "docker")}
-    module.exit_json(changed=False, **node_state.read_node(
-        run, bins, params["packages"], params["services"], params["files"], params["read"], params["images"],
-        params["containers"], params["wanted"]))
+    module = AnsibleModule(argument_spec=calls.SPECS["node_state"], supports_check_mode=True)
+    try:
+        result = calls.node_state_read(
+            module.params, lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}), module.get_bin_path)
+    except calls.Refused as refused:
+        module.fail_json(msg=str(refused), **refused.result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from standin_tools import standin_tool
 from ansible_collections.inferops.vllm.plugins.action.cluster_plan import role_options
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster, preflight, role_vars
 from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
-from ansible_collections.inferops.vllm.plugins.modules import gpu_facts
+from ansible_collections.inferops.vllm.plugins.module_utils.node import gpu_facts as parse, gpu_read
 
 NEW_NVIDIA = hardware.Accelerator("ZX900", "nvidia", "hopper", False, 8, 192, True, False)
 NEW_AMD = hardware.Accelerator("MZ400X", "amd", "cdna4", False, 8, 256, False, False)
@@ -30,9 +30,7 @@ def fixture_new_rows(monkeypatch):
 
 
 class Node:
-    """What gpu_facts' vendor readers need of AnsibleModule: the stand-in tool on PATH, run as the module runs it."""
-
-    params = {"memory_usage": False}
+    """What gpu_facts' vendor readers need of the module: the stand-in tool on PATH, run as the module runs it."""
 
     def __init__(self, tools: Path):
         self.tools = tools
@@ -55,8 +53,12 @@ def node_facts(tmp_path: Path, row: hardware.Accelerator) -> dict:
     tool = {"nvidia": "nvidia-smi", "amd": "amd-smi"}[row.vendor]
     (tmp_path / tool).write_text(standin_tool(tool, profile, hardware.CATALOG))
     facts = {"driver_version": None}
-    getattr(gpu_facts, row.vendor)(Node(tmp_path), facts)
-    facts["driver_branch"] = gpu_facts.parse.driver_branch(facts["driver_version"]) if row.vendor == "nvidia" else None
+    node = Node(tmp_path)
+    if row.vendor == "nvidia":
+        gpu_read.nvidia(node.run_command, node.get_bin_path, facts, memory_usage=False)
+    else:
+        gpu_read.amd(node.run_command, node.get_bin_path, facts)
+    facts["driver_branch"] = parse.driver_branch(facts["driver_version"]) if row.vendor == "nvidia" else None
     return facts
 
 

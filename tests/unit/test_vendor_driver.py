@@ -3,7 +3,7 @@ driver the nvidia_driver role did not install. The role stops (fail) or leaves i
 replaces or downgrades it."""
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.modules import gpu_facts as module
+from ansible_collections.inferops.vllm.plugins.module_utils.node import gpu_read
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import preflight
 from ansible_collections.inferops.vllm.plugins.module_utils.node import vendor_driver as v
 
@@ -70,7 +70,7 @@ def test_gpu_facts_reads_the_evidence(tmp_path, monkeypatch):
     monkeypatch.setattr(v, "RUN_INSTALLER", str(tmp_path / "nvidia-uninstall"))
     fake = FakeModule({"dpkg-query": "/usr/bin/dpkg-query"},
                       {"/usr/bin/dpkg-query": "linux-modules-nvidia-580-server-open-generic\tii \t6.8.0-60.63\n"})
-    out = module.vendor_driver(fake)
+    out = gpu_read.vendor_driver(fake.run_command, fake.get_bin_path)
     assert out == {"dgx_release": {"DGX_NAME": "DGX Server", "DGX_SWBUILD_VERSION": "7.1.0"}, "run_installer": True,
                    "packages": [{"name": "linux-modules-nvidia-580-server-open-generic", "version": "6.8.0-60.63"}]}
     assert fake.calls[0][1:3] == ["-W", "-f"] and "linux-modules-nvidia-*" in fake.calls[0]
@@ -80,7 +80,7 @@ def test_gpu_facts_on_a_plain_node(tmp_path, monkeypatch):
     monkeypatch.setattr(v, "DGX_RELEASE", str(tmp_path / "absent"))
     monkeypatch.setattr(v, "RUN_INSTALLER", str(tmp_path / "absent-too"))
     fake = FakeModule({"rpm": "/usr/bin/rpm"}, {"/usr/bin/rpm": ""})
-    assert module.vendor_driver(fake) == {"dgx_release": None, "run_installer": False, "packages": []}
+    assert gpu_read.vendor_driver(fake.run_command, fake.get_bin_path) == {"dgx_release": None, "run_installer": False, "packages": []}
     assert "kmod-nvidia*" in fake.calls[0]
 
 

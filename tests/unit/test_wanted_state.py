@@ -23,7 +23,8 @@ NVIDIA_APT = {
     "imex_channel_file": "/etc/modprobe.d/c.conf", "imex_channel_content": "options nvidia NVreg_CreateImexChannel0=1\\n",
     "imex_config_file": "/etc/nvidia-imex/config.cfg", "imex_config_regexp": "^IMEX_NODE_CONFIG_FILE=",
     "imex_config_line": "IMEX_NODE_CONFIG_FILE=/etc/nvidia-imex/nodes_config.cfg",
-    "imex_nodes_file": "/etc/nvidia-imex/nodes_config.cfg", "imex_nodes_content": ""}
+    "imex_nodes_file": "/etc/nvidia-imex/nodes_config.cfg", "imex_nodes_content": "",
+    "probe_packages": ["nvidia-open"], "reboot_file": "/var/run/reboot-required"}
 
 
 def test_an_hgx_node_on_apt():
@@ -118,7 +119,8 @@ def test_host_proxy_by_checksum_or_gone():
     settings = {"family": "Debian", "enabled": True, "apt_file": "/etc/apt/apt.conf.d/90inferops-proxy",
                 "apt_checksum": "a" * 40, "apt_mode": "0640", "docker": True,
                 "docker_env_file": "/etc/docker/http-proxy.env", "docker_env_checksum": "b" * 40,
-                "docker_dropin": "/etc/systemd/system/docker.service.d/http-proxy.conf", "docker_dropin_checksum": "c" * 40}
+                "docker_dropin": "/etc/systemd/system/docker.service.d/http-proxy.conf", "docker_dropin_checksum": "c" * 40,
+                "docker_service": True}
     files = ws.build("host_proxy", settings)["changes"]["files"]
     assert files["/etc/docker/http-proxy.env"] == {"checksum": "b" * 40, "mode": "0600"}
     gone = ws.build("host_proxy", dict(settings, enabled=False))["changes"]
@@ -127,10 +129,13 @@ def test_host_proxy_by_checksum_or_gone():
     assert el == {"files": {}, "always": "dnf.conf: its proxy= line is set on every run"}
 
 
+SERVE = {"config_dir": "/etc/inferops-vllm", "config_checksum": "a" * 40, "env_checksum": "b" * 40,
+         "container_name": "vllm", "launch_hash": "c" * 64, "full_compare": False,
+         "checks_path": "/var/lib/inferops-vllm/launch-checks.json"}
+
+
 def test_vllm_serve_and_the_watchdog():
-    serve = ws.build("vllm_serve", {"config_dir": "/etc/inferops-vllm", "config_checksum": "a" * 40,
-                                    "env_checksum": "b" * 40, "container_name": "vllm", "launch_hash": "c" * 64,
-                                    "full_compare": True})
+    serve = ws.build("vllm_serve", dict(SERVE, full_compare=True))
     assert serve["env"] == {"files": {"/etc/inferops-vllm/vllm.env": {"checksum": "b" * 40, "mode": "0600"}}}
     assert serve["container"]["containers"]["vllm"] == {
         "running": True, "labels": {"inferops.vllm.launch": "c" * 64}, "env_file": "/etc/inferops-vllm/vllm.env",
@@ -144,3 +149,20 @@ def test_vllm_serve_and_the_watchdog():
     assert files["/etc/systemd/system/vllm-watchdog.timer"] == {"content": "[Timer]\n", "mode": "0644"}
     with pytest.raises(ws.SettingsError, match="differ in length"):
         ws.build("vllm_watchdog", dict(watchdog, lib_checksums=[]))
+
+
+def test_a_roles_whole_read_is_its_role_and_settings():
+    """node_state's arguments from role + settings: the wanted state and the role's own reads, beside the task's
+    lists (what node_read reads ahead for the role, and what the role's task is answered with)."""
+    args = ws.module_args({"role": "vllm_serve", "settings": SERVE, "read": ["/etc/extra"]})
+    assert set(args) == {"wanted", "read", "containers"}
+    assert args["containers"] == ["vllm"]
+    assert args["read"] == ["/etc/extra", "/var/lib/inferops-vllm/launch-checks.json"]
+    assert args["wanted"] == ws.build("vllm_serve", SERVE)
+    driver = ws.module_args({"role": "nvidia_driver", "settings": NVIDIA_APT, "wanted": {"extra": {}}})
+    assert driver["packages"] == ["nvidia-open"] and driver["files"] == ["/var/run/reboot-required"]
+    assert driver["wanted"]["extra"] == {} and "install" in driver["wanted"]
+    plain = {"packages": ["docker.io"], "wanted": {"engine": {}}}
+    assert ws.module_args(plain) == plain
+    with pytest.raises(ws.SettingsError, match="checks_path: missing"):
+        ws.module_args({"role": "vllm_serve", "settings": {k: v for k, v in SERVE.items() if k != "checks_path"}})

@@ -79,6 +79,8 @@ class NvidiaDriver:
     imex_config_line: str
     imex_nodes_file: str
     imex_nodes_content: str
+    probe_packages: List[str]      # read besides the wanted state: the packages the vendor check looks at
+    reboot_file: str               # and the reboot flag
 
 
 def _present(names: List[str]) -> Dict[str, Dict[str, Any]]:
@@ -230,6 +232,7 @@ class HostProxy:
     docker_env_checksum: str
     docker_dropin: str
     docker_dropin_checksum: str
+    docker_service: bool           # dockerd's unit is read (the live system's, which the role restarts)
 
 
 def host_proxy(s: HostProxy) -> Wanted:
@@ -254,6 +257,7 @@ class VllmServe:
     container_name: str
     launch_hash: str               # the hash of vllm_serve_container_options, the container's label
     full_compare: bool             # vllm_serve_full_compare: docker_container compares every option
+    checks_path: str               # read whole: the launches this node's image accepted before
 
 
 def vllm_serve(s: VllmServe) -> Wanted:
@@ -298,6 +302,16 @@ def vllm_watchdog(s: VllmWatchdog) -> Wanted:
 
 # --- the roles -------------------------------------------------------------------------------------------------
 
+# What a role reads besides its wanted state (node_state's lists), from the same settings: a role's whole read is
+# its role and settings, so node_read can make it ahead for the role and the role's task can be answered from it.
+READS: Dict[str, Callable[[Any], Dict[str, List[str]]]] = {
+    "nvidia_driver": lambda s: {"packages": list(s.probe_packages), "files": [s.reboot_file]},
+    # deb822_repository needs python3-debian; daemon.json is read whole: the role merges into it
+    "container_runtime": lambda s: {"packages": ["python3-debian"], "read": ["/etc/docker/daemon.json"]},
+    "host_proxy": lambda s: {"services": ["docker"] if s.docker_service else []},
+    "vllm_serve": lambda s: {"containers": [s.container_name], "read": [s.checks_path]},
+}
+
 BUILDERS: Dict[str, Tuple[Type[Any], Callable[[Any], Wanted]]] = {
     "nvidia_driver": (NvidiaDriver, nvidia_driver),
     "container_runtime": (ContainerRuntime, container_runtime),
@@ -322,13 +336,13 @@ def _coerced(kind: str, value: Any) -> Any:
     return value
 
 
-def build(role: str, settings: Mapping[str, Any]) -> Wanted:
-    """The role's wanted state from its settings; SettingsError names an unknown role, and every unknown,
-    missing or mistyped setting."""
+def _settings(role: str, settings: Mapping[str, Any]) -> Any:
+    """The role's typed settings; SettingsError names an unknown role, and every unknown, missing or mistyped
+    setting."""
     if role not in BUILDERS:
         raise SettingsError("node_state role=%r: no wanted state is built for it (roles: %s)"
                             % (role, ", ".join(sorted(BUILDERS))))
-    kind, builder = BUILDERS[role]
+    kind = BUILDERS[role][0]
     known = {f.name: f for f in fields(kind)}
     problems = ["%s: not a setting of %s" % (name, role) for name in sorted(set(settings) - set(known))]
     problems += ["%s: missing" % name for name in known if name not in settings]
@@ -338,4 +352,25 @@ def build(role: str, settings: Mapping[str, Any]) -> Wanted:
             problems.append("%s=%r: must be %s" % (name, values[name], field_.type))
     if problems:
         raise SettingsError("node_state role=%s settings: %s" % (role, "; ".join(problems)))
-    return builder(kind(**values))
+    return kind(**values)
+
+
+def build(role: str, settings: Mapping[str, Any]) -> Wanted:
+    """The role's wanted state from its settings (SettingsError as _settings)."""
+    typed = _settings(role, settings)
+    return BUILDERS[role][1](typed)
+
+
+def module_args(args: Mapping[str, Any]) -> Dict[str, Any]:
+    """node_state's arguments as a task gives them, with `role:` and `settings:` turned into what the module
+    reads: the role's wanted state (steps the task names itself are added to, or replace, the role's) and the
+    role's own reads beside the task's lists. Without `role:`, the arguments as they are."""
+    out = dict(args)
+    role, settings = out.pop("role", None), out.pop("settings", None)
+    if not role:
+        return out
+    typed = _settings(role, settings or {})
+    out["wanted"] = dict(BUILDERS[role][1](typed), **(out.get("wanted") or {}))
+    for key, names in READS.get(role, lambda _s: {})(typed).items():
+        out[key] = list(dict.fromkeys(list(out.get(key) or []) + names))
+    return out
