@@ -11,6 +11,9 @@ short_description: Report a node's GPUs, driver, fabric services, InfiniBand dev
 description:
   - Reads C(nvidia-smi) (query CSV and banner) or C(amd-smi) (JSON), the Fabric Manager and IMEX services,
     C(nvidia-imex-ctl -N), C(/sys/class/infiniband), C(mokutil --sb-state) and the running kernel.
+  - In a run where M(inferops.vllm.node_read) read the node first, a task with the same arguments is answered from
+    that read on the controller, without the node, while the node was as wanted in all of it (the result then has
+    C(node_read=true)).
   - Also what says that another party manages the NVIDIA driver (C(vendor_driver)), C(/etc/dgx-release) (DGX OS),
     C(/usr/bin/nvidia-uninstall) (NVIDIA's .run installer) and the distribution's own driver packages
     (C(linux-modules-nvidia-*), C(nvidia-driver-*-server); C(kmod-nvidia*), C(akmod-nvidia*) on RPM systems).

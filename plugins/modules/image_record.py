@@ -12,6 +12,9 @@ description:
   - The record (C(image.json) in the node's state directory) names the digest the node runs (C(current)), the one
     before it (C(previous), what a rollback goes back to) and the digests a rollout rolled back on this node
     (C(failed)). It is written whole or not at all (a temporary file renamed into place), mode C(0644).
+  - In a run where M(inferops.vllm.node_read) read the node first, a task with the same arguments is answered from
+    that read on the controller, without the node, while the node was as wanted in all of it (the result then has
+    C(node_read=true)).
   - V(present) is the pull gate. It refuses O(ref) where a rollout rolled that digest back on this node (naming
     the fix), unless O(retry_failed). Where the node lacks the image it returns RV(pull_needed) and writes
     nothing; where it has it, it records O(ref) as the digest the node runs (the one before becomes C(previous)).

@@ -11,6 +11,9 @@ short_description: Read what a node already has (packages, services, files, imag
 description:
   - The roles read a node's state once and run a change task only where it differs from the wanted state,
     so a converged node costs one round trip per role instead of one per resource.
+  - In a run where M(inferops.vllm.node_read) read the node first, a task with the same arguments is answered from
+    that read on the controller, without the node, while the node was as wanted in all of it (the result then has
+    C(node_read=true)).
   - Read-only. A missing package, file, image or container, or a missing C(docker) or C(systemctl), is
     reported as absent, not as an error.
 version_added: 1.0.0
