@@ -12,10 +12,10 @@ description:
   - Runs the reads that the roles of a run will make - M(inferops.vllm.gpu_facts), M(inferops.vllm.node_state) and
     M(inferops.vllm.image_record) - in one module call, each with the arguments its role will give it, so that a
     converged node is read once per run instead of once per role.
-  - The action plugin of the same name keeps the answers with the run (O(calls) in, RV(node_read) out); the action
-    plugins of those three modules answer a later task from them, without the node, where the task's arguments
-    are the same, nothing in the read differed from its wanted state and the read is younger than O(max_age).
-    Any other task reads the node itself, as before.
+  - The action plugin of the same name keeps the answers by key (RV(results)); registered as C(node_read_state),
+    as the node_read role does, they let the action plugins of those three modules answer a later task without the
+    node, where the task's arguments are the same, nothing in the read differed from its wanted state (RV(converged))
+    and the read is younger than O(max_age). Any other task reads the node itself, as before.
   - Read-only. An M(inferops.vllm.image_record) call is answered as in check mode; a call that would fail is
     returned failed, for its own task to fail with.
 version_added: 1.0.0
@@ -50,18 +50,32 @@ EXAMPLES = r"""
         args: {warn_secure_boot: true}
       - module: node_state
         args: {role: vllm_watchdog, settings: "{{ vllm_watchdog_wanted_settings }}"}
-  register: node_read
+  register: node_read_state   # the name the later tasks are answered from
 """
 
 RETURN = r"""
-node_read:
+converged:
+  description: No step of any read differs from its wanted state, no image pull is due and no read failed.
+  returned: always
+  type: bool
+  sample: true
+read_at:
+  description: When the node was read (the controller's epoch seconds).
+  returned: always
+  type: float
+  sample: 1796198976.1
+max_age:
+  description: O(max_age).
+  returned: always
+  type: int
+  sample: 300
+results:
   description:
-    - C(converged) (no step of any read differs, no image pull is due and no read failed), C(read_at) and
-      C(max_age) (controller epoch seconds), and C(results), by key, each read's answer as its module returns it.
-    - The key is a hash of the module and its arguments as the task gives them; not meant to be read by hand.
+    - Each read's answer as its module returns it, by key (a hash of the module and its arguments as the module takes
+      them; not meant to be read by hand).
   returned: always
   type: dict
-  sample: {converged: true, read_at: 1796198976.1, max_age: 300, results: {"3f1c...": {changed: false, steps: {}}}}
+  sample: {"3f1c0d...": {changed: false, steps: {install: {differs: false, why: []}}}}
 """
 
 from ansible.module_utils.basic import AnsibleModule

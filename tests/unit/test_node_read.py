@@ -72,7 +72,7 @@ def test_a_later_task_is_answered_only_from_the_same_fresh_read_of_a_node_as_wan
     results = node(tmp_path, "node_read", calls=calls)["results"]
     kept = read_ahead.record(calls, results, max_age=300, now=1000.0)
     assert kept["converged"] is True
-    task_vars = {"node_read": kept}
+    task_vars = {"node_read_state": kept}
     # the same read, its arguments written otherwise (a default given, a bool as text): answered
     gpu = read_ahead.answer(task_vars, "gpu_facts", {"warn_secure_boot": "yes", "sysfs_root": "/sys"}, now=1001.0)
     assert gpu["ansible_facts"] == results[0]["ansible_facts"] and gpu["node_read"] is True
@@ -81,7 +81,7 @@ def test_a_later_task_is_answered_only_from_the_same_fresh_read_of_a_node_as_wan
     assert read_ahead.answer(task_vars, "gpu_facts", {"memory_usage": True}, now=1001.0) is None
     assert read_ahead.answer(task_vars, "gpu_facts", {"warn_secure_boot": True}, now=1301.0) is None
     assert read_ahead.answer({}, "gpu_facts", {"warn_secure_boot": True}) is None
-    assert read_ahead.answer({"node_read": {"skipped": True}}, "gpu_facts", {"warn_secure_boot": True}) is None
+    assert read_ahead.answer({"node_read_state": {"skipped": True}}, "gpu_facts", {"warn_secure_boot": True}) is None
 
 
 def test_a_node_that_differs_anywhere_is_read_by_every_role(tmp_path):
@@ -91,7 +91,7 @@ def test_a_node_that_differs_anywhere_is_read_by_every_role(tmp_path):
         node(tmp_path, "image_record", **reads(tmp_path)[2]["args"])
         kept = read_ahead.record(calls, node(tmp_path, "node_read", has_image, calls=calls)["results"], 300, now=1.0)
         assert kept["converged"] is False
-        assert read_ahead.answer({"node_read": kept}, "gpu_facts", {"warn_secure_boot": True}, now=2.0) is None
+        assert read_ahead.answer({"node_read_state": kept}, "gpu_facts", {"warn_secure_boot": True}, now=2.0) is None
     failed = read_ahead.record([{"module": "node_state", "args": {}}], [{"failed": True, "msg": "x"}], 300, now=1.0)
     assert failed["converged"] is False
 

@@ -25,7 +25,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.inferops.vllm.plugins.module_utils.node import calls
 
 # the registered result of the node_read role's read, which the tasks after it are answered from
-RESULT_VAR = "node_read"
+RESULT_VAR = "node_read_state"
 
 
 def key(module: str, args: Mapping[str, Any]) -> Optional[str]:
