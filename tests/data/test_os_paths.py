@@ -20,7 +20,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller import ru
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "os").glob("*.yml"))
 # Roles whose OS-specific values this file renders, and their loader task file.
-RENDERED = {"nvidia_driver": "os_vars.yml", "container_runtime": "main.yml", "rocm": "main.yml",
+RENDERED = {"nvidia_driver": "os_vars.yml", "container_runtime": "settings.yml", "rocm": "settings.yml",
             "vllm_router": "main.yml", "vllm_image": None, "host_proxy": None}
 # What makes a role OS-specific: package managers, repositories, holds, facts-based choices.
 OS_SPECIFIC = ("ansible.builtin.apt", "ansible.builtin.dnf", "ansible.builtin.yum", "ansible.builtin.package",
@@ -241,7 +241,7 @@ def container_runtime(role: Role, family: str) -> dict:
 
 
 def rocm(role: Role, family: str) -> dict:
-    role.set_facts("main.yml", "Resolve settings")
+    role.set_facts("settings.yml", "Resolve settings")
     setup = role.repository("changes.yml")
     assert setup["file"] == "repository-Debian.yml", setup
     assert not [a for a in setup["ansible.builtin.apt"] if "deb" in a], setup
@@ -471,7 +471,11 @@ def read_el9_node(root: Path, role: Role) -> dict:
     assert args["role"] == "nvidia_driver"   # node_state's action builds the wanted state from the settings
     wanted = {name: moved(step) for name, step in role.wanted().items()}
     bins = {"dpkg-query": None, "rpm": "rpm", "systemctl": "systemctl", "docker": None}
-    return node_state.read_node(run, bins, packages_=args["packages"], files_=[str(root) + p for p in args["files"]],
+    # the role's own reads besides the wanted state come from the same settings (probe packages, reboot flag)
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller import wanted_state
+    reads = wanted_state.module_args(args)
+    return node_state.read_node(run, bins, packages_=reads["packages"], files_=[str(root) + p for p in reads["files"]],
                                 wanted=wanted, etc=str(root / "etc"))
 
 
