@@ -1,22 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.vllm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""gpu_facts: a task that node_read already read for is answered from that read, without the node
-(module_utils/controller/read_ahead.py says when); any other runs the module."""
+"""gpu_facts: a task that node_read already read for is answered from that read, without the node; any other runs the
+module (the same action as node_state's, plugins/action/node_state.py)."""
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import read_ahead
+from ansible_collections.inferops.vllm.plugins.action.node_state import ReadAction
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        args = dict(self._task.args)
-        result.update(read_ahead.answer(task_vars, "gpu_facts", args)
-                      or self._execute_module(module_name="inferops.vllm.gpu_facts", module_args=args, task_vars=task_vars))
-        return result
+class ActionModule(ReadAction):
+    MODULE = "gpu_facts"
