@@ -228,11 +228,12 @@ stage_molecule() {
   fi
   # every scenario but the nodes of the lab (scripts/lab.sh) and the benchmarks (scripts/bench.sh), in two
   # lanes side by side: one scenario leaves much of the two CPUs idle (apt, dpkg and dockerd in the nodes wait
-  # on the disk). The scenarios share no node, port or address; hosts, the longest, has a lane of its own.
+  # on the disk). The scenarios share no node, port or address. hosts, the longest, then harness, the shortest,
+  # in one lane, the rest in the other: the two lanes take about as long (docs/benchmarks.md).
   local others
   others=$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -n1 basename |
-           grep -vxE 'lab|bench|hosts' | sort | tr '\n' ' ')
-  molecule_lane hosts & local lane_hosts=$!
+           grep -vxE 'lab|bench|hosts|harness' | sort | tr '\n' ' ')
+  molecule_lane hosts harness & local lane_hosts=$!
   # shellcheck disable=SC2086
   molecule_lane $others & local lane_others=$!
   local failed=0
