@@ -197,7 +197,9 @@ steps:
     short human strings; never a file's content) and, for a step with packages, C(todo), what its package tasks
     must do - C(install),
     the packages not installed or at a version their pin does not match, and C(hold), the packages wanted on hold
-    that are installed and not on hold, or that the step installs.
+    that are installed and not on hold, or that the step installs. For a step with files judged by C(json_subset),
+    C(todo.json) holds per file the text to write - the file's JSON with those keys merged in, every other key
+    kept (C(to_nice_json(indent=2)) with a final newline) - or an empty string where the file is not JSON.
   returned: always
   type: dict
   sample:

@@ -200,6 +200,26 @@ def test_json_subset_is_what_a_recursive_merge_would_not_change():
     assert node_state.judge(wanted, node(files=files, text={"/d.json": "{"}))["broken"]["why"] == ["/d.json: not JSON"]
 
 
+
+def test_a_json_subset_step_says_what_to_write_as_ansible_would_merge_it():
+    """todo.json is the file with the subset merged in: the bytes combine(recursive=true) and to_nice_json(indent=2)
+    give, which the role wrote before (a converged node's daemon.json reads unchanged)."""
+    from ansible.plugins.filter.core import combine, to_nice_json
+    daemon = {"runtimes": {"nvidia": {"path": "nvidia-container-runtime"}}, "features": {"cdi": False},
+              "dns": ["10.0.0.1"], "label": "caf\u00e9"}
+    subset = {"live-restore": True, "features": {"cdi": True}, "dns": ["10.0.0.2"]}
+    files = {"/d.json": {"exists": True, "isdir": False, "mode": "0644", "checksum": "z"}, "/new.json": {"exists": False}}
+    wanted = {"daemon": {"files": {"/d.json": {"json_subset": subset}, "/new.json": {"json_subset": {"a": 1}},
+                                   "/other": {"exists": True}}}}
+    todo = node_state.judge(wanted, node(files=files, text={"/d.json": json.dumps(daemon)}))["daemon"]["todo"]
+    assert todo == {"json": {"/d.json": to_nice_json(combine(daemon, subset, recursive=True), indent=2) + "\n",
+                             "/new.json": '{\n  "a": 1\n}\n'}}
+    # not JSON: nothing to write that would keep the file's settings
+    broken = node_state.judge(wanted, node(files=files, text={"/d.json": "{"}))["daemon"]["todo"]["json"]
+    assert broken["/d.json"] == ""
+    # a step without json_subset files has no json to-do
+    assert "todo" not in node_state.judge({"plain": {"files": {"/other": {"exists": True}}}}, node(files=files))["plain"]
+
 def test_services_groups_users_containers_and_always():
     wanted = {"units": {"services": {"nvidia-imex": {"active": True, "enabled": True}, "old": {"active": False}}},
               "gpu_groups": {"groups": {"render": ["alice", "bob"], "video": ["alice"], "kvm": []},

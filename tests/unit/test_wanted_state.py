@@ -71,13 +71,15 @@ def test_imex_lists_the_domains_trays_or_runs_always_without_a_group():
 
 
 CR = {"engine_packages": ["docker.io", "python3-requests"], "engine_versioned": ["docker.io"], "docker_version": "",
-      "daemon_managed": {"live-restore": True, "features": {"cdi": True}}, "vendor": "nvidia",
+      "live_restore": True, "daemon_options": {"features": {"buildkit": True}}, "vendor": "nvidia",
       "toolkit_package": "nvidia-container-toolkit", "toolkit_version": "1.17.8-1",
       "cdi_spec": "/var/run/cdi/nvidia.yaml", "cdi": True}
 
 
 def test_the_container_runtime_by_vendor():
     wanted = ws.build("container_runtime", CR)
+    assert wanted["daemon_json"] == {"files": {"/etc/docker/daemon.json": {"json_subset": {
+        "live-restore": True, "features": {"cdi": True, "buildkit": True}}}}}
     assert wanted["engine"]["packages"] == {"docker.io": {}, "python3-requests": {}}
     assert wanted["toolkit"]["packages"] == {"nvidia-container-toolkit": {"version": "1.17.8-1", "hold": True}}
     assert wanted["toolkit"]["files"] == {"/etc/docker/daemon.json": {"json_subset": {"runtimes": {"nvidia": {}}}},
@@ -86,6 +88,9 @@ def test_the_container_runtime_by_vendor():
     assert pinned["engine"]["packages"]["docker.io"] == {"version": "20.10.24", "hold": True}
     assert set(pinned["toolkit"]["files"]) == {"/etc/docker/daemon.json"}
     assert ws.build("container_runtime", dict(CR, vendor="none"))["toolkit"] == {}
+    # CDI only for NVIDIA's toolkit; the site's options win over the role's keys
+    assert ws.build("container_runtime", dict(CR, vendor="amd", daemon_options={"live-restore": False}))[
+        "daemon_json"]["files"]["/etc/docker/daemon.json"]["json_subset"] == {"live-restore": False}
 
 
 def test_a_wrong_setting_stops_the_task_naming_it():

@@ -168,12 +168,22 @@ class ContainerRuntime:
     engine_packages: List[str]     # docker.io (the distribution's) or docker-ce's packages
     engine_versioned: List[str]    # the ones container_runtime_docker_version pins
     docker_version: str
-    daemon_managed: Dict[str, Any]  # the keys the role owns in daemon.json (its write task merges the same)
+    live_restore: bool             # daemon.json's live-restore
+    daemon_options: Dict[str, Any]  # the site's own daemon.json keys, merged over the role's
     vendor: str                    # the toolkit: nvidia, amd or none (vllm_launch.host_stack.toolkit)
     toolkit_package: str
     toolkit_version: str
     cdi_spec: str                  # NVIDIA's generated CDI spec, "" for none
     cdi: bool
+
+
+def daemon_managed(s: ContainerRuntime) -> Dict[str, Any]:
+    """The keys the role owns in daemon.json: live-restore, CDI for NVIDIA's toolkit, then the site's options over
+    them. The daemon_json step's todo.json (node_state) is the file with these merged in, other keys kept."""
+    managed: Dict[str, Any] = {"live-restore": s.live_restore}
+    if s.cdi and s.vendor == "nvidia":
+        managed["features"] = {"cdi": True}
+    return _merge(managed, s.daemon_options)
 
 
 def container_runtime(s: ContainerRuntime) -> Wanted:
@@ -190,7 +200,7 @@ def container_runtime(s: ContainerRuntime) -> Wanted:
             files[s.cdi_spec] = {"exists": True}
         toolkit = {"packages": {s.toolkit_package: {"version": s.toolkit_version, "hold": len(s.toolkit_version) > 0}},
                    "files": files}
-    return {"daemon_json": {"files": {"/etc/docker/daemon.json": {"json_subset": s.daemon_managed}}},
+    return {"daemon_json": {"files": {"/etc/docker/daemon.json": {"json_subset": daemon_managed(s)}}},
             "engine": {"packages": engine, "services": {"docker": {"active": True, "enabled": True}}},
             "toolkit": toolkit}
 

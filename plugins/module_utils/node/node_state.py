@@ -590,9 +590,36 @@ def package_todo(step: dict, found: Dict[str, Optional[dict]]) -> Dict[str, List
     return {"install": install, "hold": hold}
 
 
+def merged(base: Dict[str, object], extra: Dict[str, object]) -> Dict[str, object]:
+    """extra merged into base, mappings key by key, anything else replaced (Ansible's combine(recursive=true))."""
+    out = dict(base)
+    for key, value in extra.items():
+        have = out.get(key)
+        out[key] = merged(have, value) if isinstance(value, dict) and isinstance(have, dict) else value
+    return out
+
+
+def json_todo(step: dict, text: Dict[str, str]) -> Dict[str, str]:
+    """Per file of the step judged by json_subset, the text that holds those keys and keeps every other key of the
+    file (as to_nice_json(indent=2) writes it); "" for a file that is not JSON (a merge would drop its settings)."""
+    out: Dict[str, str] = {}
+    for path, want in (step.get("files") or {}).items():
+        subset = (want or {}).get("json_subset")
+        if subset is None:
+            continue
+        try:
+            document = json.loads(text[path]) if path in text else {}
+        except ValueError:
+            document = None
+        out[path] = "" if not isinstance(document, dict) else (
+            json.dumps(merged(document, subset), indent=2, sort_keys=True, separators=(",", ": ")) + "\n")
+    return out
+
+
 def judge(wanted: Dict[str, Optional[dict]], node: dict) -> Dict[str, dict]:
-    """{step: {differs, why}} for every step of `wanted`, with `todo` (package_todo) where the step names
-    packages; a step given as null is left out."""
+    """{step: {differs, why}} for every step of `wanted`, with `todo` where the step names packages
+    (package_todo: install, hold) or files judged by json_subset (json_todo: json); a step given as null is left
+    out."""
     steps = {}
     for name, step in wanted.items():
         if step is not None:
@@ -600,6 +627,9 @@ def judge(wanted: Dict[str, Optional[dict]], node: dict) -> Dict[str, dict]:
             steps[name] = {"differs": bool(why), "why": why}
             if step.get("packages"):
                 steps[name]["todo"] = package_todo(step, node["packages"])
+            json_files = json_todo(step, node["text"])
+            if json_files:
+                steps[name].setdefault("todo", {})["json"] = json_files
     return steps
 
 
