@@ -10,6 +10,9 @@
 #        scripts/lab.sh test   up, then a second site.yml run and a --check --diff run must
 #                              change nothing, then day two (tests/lab/day_two.py), then down
 #                              (the test stage of scripts/test.sh)
+#        scripts/lab.sh test-deploy, then scripts/lab.sh test-verify: the same test in two halves, fresh
+#                              nodes and the first site.yml run, then the rest (scripts/test.sh runs the
+#                              first beside the Molecule stage)
 set -euo pipefail
 # shellcheck source=tests/harness/lib.sh
 source "$(dirname "$0")/../tests/harness/lib.sh"
@@ -19,6 +22,76 @@ export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1
 ACTION=${1:-up}
 prepare_controller
 
+# Fresh nodes and the first site.yml run (smoke off).
+deploy() {
+  timed molecule reset -s lab >/dev/null 2>&1 || true
+  rm -f "$INFEROPS_SSH_KEY" "$INFEROPS_SSH_KEY.pub"
+  timed molecule create -s lab
+  timed molecule prepare -s lab
+  # with each task's time, to see where a first rollout spends it
+  ANSIBLE_CALLBACKS_ENABLED=ansible.posix.profile_tasks timed ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke
+}
+
+# The smoke play on its own, so its wall time shows (goal: under 3 minutes on this machine), and the reports.
+smoke() {
+  local smoke_start=$SECONDS targets_args=()
+  timed ansible-playbook -i inventories/lab playbooks/site.yml --tags smoke -e "smoke_test_reports_root=$REPORTS"
+  log "smoke play: $((SECONDS - smoke_start)) s; reports: $REPORTS/{lab,lab_dp,router-lab-node1}/smoke.md"
+  cat "$REPORTS/lab/smoke.md" "$REPORTS/lab_dp/smoke.md" "$REPORTS/router-lab-node1/smoke.md"
+  # the lab's Prometheus (lab-node1): each target up or down; the test needs every one up
+  [[ $ACTION == up ]] || targets_args=(--require-up)
+  python3 tests/lab/prometheus_targets.py "${targets_args[@]}"
+}
+
+# After the smoke play: where every node's vLLM listens, the weights and image records, a second run and a
+# --check --diff run that change nothing, day two, and the nodes destroyed.
+verify() {
+  local n record pair_start rerun_pid run recap
+  # day two: an upgrade target (same vLLM, another digest) and an image whose vLLM cannot start
+  timed build_lab_variants
+  LAB_UPGRADE=$(push_image local/inferops-lab-vllm:upgrade inferops/lab-vllm:upgrade)
+  LAB_BROKEN=$(push_image local/inferops-lab-vllm:broken inferops/lab-vllm:broken)
+  # every node's vLLM got its own address, and Ansible came in over SSH as ops
+  python3 tests/lab/addresses.py
+  # the weights came through the store: every node holds the pinned commit, and the image none
+  for n in 1 2 3 4; do
+    docker exec lab-node$n cat /var/lib/inferops-vllm/model.json | grep -q "\"revision\": \"$INFEROPS_HUB_TINY_K3_REVISION\"" ||
+      die "lab-node$n's model record does not name revision $INFEROPS_HUB_TINY_K3_REVISION"
+  done
+  ! docker run --rm --entrypoint /bin/ls "$LAB_IMAGE" /models >/dev/null 2>&1 || die "the lab image still carries /models"
+  log "weights: inferops/tiny-k3@$INFEROPS_HUB_TINY_K3_REVISION on every node, none in the image"
+  # the image record carries the vLLM version that vllm_image read in the pulled image
+  record=$(docker exec lab-node1 cat /var/lib/inferops-vllm/image.json)
+  grep -q '"vllm_version": "0.32.0"' <<<"$record" || die "lab-node1's image record lacks the image's vLLM version: $record"
+  log "image record: $(tr -d '\n' <<<"$record")"
+  # a second run and a --check --diff run side by side (each waits on the nodes most of the time):
+  # neither may change anything, so neither can disturb the other
+  pair_start=$SECONDS
+  ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke >"$LOG_DIR/lab-rerun.log" 2>&1 &
+  rerun_pid=$!
+  ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke --check --diff >"$LOG_DIR/lab-check.log" 2>&1 ||
+    true   # its recap says what failed
+  wait "$rerun_pid" || true
+  for run in rerun:"a second site.yml run on the lab changed something" check:"site.yml --check --diff on the converged lab is not clean"; do
+    recap=$(sed -n '/^PLAY RECAP/,$p' "$LOG_DIR/lab-${run%%:*}.log")
+    echo "$recap"
+    if [[ -z $recap ]] || grep -Eq 'changed=[1-9]|failed=[1-9]|unreachable=[1-9]' <<<"$recap"; then
+      tail -n 60 "$LOG_DIR/lab-${run%%:*}.log" >&2
+      die "${run#*:} (log: $LOG_DIR/lab-${run%%:*}.log)"
+    fi
+  done
+  log "second run changed nothing; check mode with --diff is clean ($((SECONDS - pair_start)) s for both)"
+  # day two (tests/lab/day_two.py): a rolling upgrade under load, cut in the drain and in the move
+  # and run again; an upgrade that rolls back (and its digest then refused); a rolling restart; a
+  # restarted TP follower node, then a killed DP follower, healed by the watchdogs with the
+  # router's losses counted; site.yml with a changed launch cut during serve right after a fault and
+  # run again. INFEROPS_DAY_TWO_STEPS picks some of them.
+  # shellcheck disable=SC2086
+  timed python3 tests/lab/day_two.py --variant "$LAB_UPGRADE" --broken "$LAB_BROKEN" --reports "$REPORTS" \
+    --json "$REPORTS/day-two.json" --only ${INFEROPS_DAY_TWO_STEPS:-upgrade rollback restart heal rerun}
+  timed molecule destroy -s lab
+}
+
 case $ACTION in
   plan)
     ansible-playbook -i inventories/lab playbooks/plan.yml
@@ -27,7 +100,7 @@ case $ACTION in
     timed start_dockerd
     molecule destroy -s lab
     ;;
-  up | test)
+  up | test | test-deploy | test-verify)
     node_harness
     lab_image_in_registry
     log "lab image $INFEROPS_LAB_IMAGE"
@@ -38,73 +111,21 @@ case $ACTION in
     [[ $pinned == "$INFEROPS_HUB_TINY_K3_REVISION" ]] ||
       die "the Hub stand-in serves inferops/tiny-k3 at $INFEROPS_HUB_TINY_K3_REVISION but inventories/lab pins $pinned: set vllm_model_revision there to the new commit (tests/models/k3/tiny-k3 changed?)"
     log "model inferops/tiny-k3 at $INFEROPS_HUB_TINY_K3_REVISION from $INFEROPS_HUB_ENDPOINT"
-    if [[ $ACTION == test ]]; then
-      # day two: an upgrade target (same vLLM, another digest) and an image whose vLLM cannot start
-      timed build_lab_variants
-      LAB_UPGRADE=$(push_image local/inferops-lab-vllm:upgrade inferops/lab-vllm:upgrade)
-      LAB_BROKEN=$(push_image local/inferops-lab-vllm:broken inferops/lab-vllm:broken)
-    fi
-    if [[ $ACTION == test ]]; then
-      # the test starts from fresh nodes, never from what an earlier `lab.sh up` left running
-      timed molecule destroy -s lab >/dev/null 2>&1 || true
-    fi
-    timed molecule reset -s lab >/dev/null 2>&1 || true
-    # a new SSH key for every run of the nodes (molecule/_shared/create.yml; the inventory reads it)
+    # the nodes' SSH key, made per run of the nodes (molecule/_shared/create.yml; the inventory reads it)
     export INFEROPS_SSH_KEY=$INFEROPS_CACHE/lab-ssh/key
-    rm -f "$INFEROPS_SSH_KEY" "$INFEROPS_SSH_KEY.pub"
-    timed molecule create -s lab
-    timed molecule prepare -s lab
     REPORTS=${INFEROPS_LAB_REPORTS:-$REPO_ROOT/reports}
-    # with each task's time, to see where a first rollout spends it
-    ANSIBLE_CALLBACKS_ENABLED=ansible.posix.profile_tasks timed ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke
-    # the smoke play on its own, so its wall time shows (goal: under 3 minutes on this machine)
-    smoke_start=$SECONDS
-    timed ansible-playbook -i inventories/lab playbooks/site.yml --tags smoke -e "smoke_test_reports_root=$REPORTS"
-    log "smoke play: $((SECONDS - smoke_start)) s; reports: $REPORTS/{lab,lab_dp,router-lab-node1}/smoke.md"
-    cat "$REPORTS/lab/smoke.md" "$REPORTS/lab_dp/smoke.md" "$REPORTS/router-lab-node1/smoke.md"
-    # the lab's Prometheus (lab-node1): each target up or down; the test needs every one up
-    targets_args=(); [[ $ACTION == test ]] && targets_args=(--require-up)
-    python3 tests/lab/prometheus_targets.py "${targets_args[@]}"
-    if [[ $ACTION == test ]]; then
-      # every node's vLLM got its own address, and Ansible came in over SSH as ops
-      python3 tests/lab/addresses.py
-      # the weights came through the store: every node holds the pinned commit, and the image none
-      for n in 1 2 3 4; do
-        docker exec lab-node$n cat /var/lib/inferops-vllm/model.json | grep -q "\"revision\": \"$INFEROPS_HUB_TINY_K3_REVISION\"" ||
-          die "lab-node$n's model record does not name revision $INFEROPS_HUB_TINY_K3_REVISION"
-      done
-      ! docker run --rm --entrypoint /bin/ls "$LAB_IMAGE" /models >/dev/null 2>&1 || die "the lab image still carries /models"
-      log "weights: inferops/tiny-k3@$INFEROPS_HUB_TINY_K3_REVISION on every node, none in the image"
-      # the image record carries the vLLM version that vllm_image read in the pulled image
-      record=$(docker exec lab-node1 cat /var/lib/inferops-vllm/image.json)
-      grep -q '"vllm_version": "0.32.0"' <<<"$record" || die "lab-node1's image record lacks the image's vLLM version: $record"
-      log "image record: $(tr -d '\n' <<<"$record")"
-      # a second run and a --check --diff run side by side (each waits on the nodes most of the time):
-      # neither may change anything, so neither can disturb the other
-      pair_start=$SECONDS
-      ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke >"$LOG_DIR/lab-rerun.log" 2>&1 &
-      rerun_pid=$!
-      ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke --check --diff >"$LOG_DIR/lab-check.log" 2>&1 ||
-        true   # its recap says what failed
-      wait "$rerun_pid" || true
-      for run in rerun:"a second site.yml run on the lab changed something" check:"site.yml --check --diff on the converged lab is not clean"; do
-        recap=$(sed -n '/^PLAY RECAP/,$p' "$LOG_DIR/lab-${run%%:*}.log")
-        echo "$recap"
-        if [[ -z $recap ]] || grep -Eq 'changed=[1-9]|failed=[1-9]|unreachable=[1-9]' <<<"$recap"; then
-          tail -n 60 "$LOG_DIR/lab-${run%%:*}.log" >&2
-          die "${run#*:} (log: $LOG_DIR/lab-${run%%:*}.log)"
-        fi
-      done
-      log "second run changed nothing; check mode with --diff is clean ($((SECONDS - pair_start)) s for both)"
-      # day two (tests/lab/day_two.py): a rolling upgrade under load, cut in the drain and in the move
-      # and run again; an upgrade that rolls back (and its digest then refused); a rolling restart; a
-      # restarted TP follower node, then a killed DP follower, healed by the watchdogs with the
-      # router's losses counted; site.yml with a changed launch cut during serve right after a fault and
-      # run again. INFEROPS_DAY_TWO_STEPS picks some of them.
-      # shellcheck disable=SC2086
-      timed python3 tests/lab/day_two.py --variant "$LAB_UPGRADE" --broken "$LAB_BROKEN" --reports "$REPORTS" \
-        --json "$REPORTS/day-two.json" --only ${INFEROPS_DAY_TWO_STEPS:-upgrade rollback restart heal rerun}
-      timed molecule destroy -s lab
+    if [[ $ACTION != test-verify ]]; then
+      if [[ $ACTION != up ]]; then
+        # the test starts from fresh nodes, never from what an earlier `lab.sh up` left running
+        timed molecule destroy -s lab >/dev/null 2>&1 || true
+      fi
+      deploy
+    fi
+    if [[ $ACTION != test-deploy ]]; then
+      smoke
+    fi
+    if [[ $ACTION == test || $ACTION == test-verify ]]; then
+      verify
     fi
     ;;
   *) die "unknown action $ACTION (up, plan, down, test)" ;;
