@@ -33,7 +33,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm"))
 REGISTRY_LOG = CACHE / "logs/registry.log"
-NODES = ["bench-node%d" % i for i in range(1, 10)]
+NODES = ["bench-node%d" % i for i in range(1, 28)]   # 10-27: molecule/bench27, for converge27 only
 REPO = "inferops/standin-vllm"
 
 # Ansible settings compared by the converge benchmark (environment overrides of
@@ -74,11 +74,13 @@ def over_ssh(host: str) -> dict:
 
 def inventory(workdir: Path, size: int, mirror: bool, fleet: bool = False, ssh: bool = False) -> Path:
     """One cluster of `size` nodes; with fleet, the 3-node cluster of nodes 1-3 plus a second
-    cluster of the nodes after it, so 3 and 9 nodes are both no-ops on one converged fleet and
-    their rounds can be interleaved (machine drift between them would skew the 9/3 growth)."""
+    cluster of nodes 4-9 (and a third of nodes 10-27 at 27), so every size is a no-op on one converged fleet and
+    their rounds can be interleaved (machine drift between them would skew the growth)."""
     clusters = {"bench": NODES[:3 if fleet else size]}
     if fleet and size > 3:
-        clusters["bench2"] = NODES[3:size]
+        clusters["bench2"] = NODES[3:min(size, 9)]
+    if fleet and size > 9:
+        clusters["bench3"] = NODES[9:size]
     data = {"all": {
         "vars": {
             "ansible_connection": "community.docker.docker", "ansible_python_interpreter": "/usr/bin/python3",
@@ -372,6 +374,30 @@ def weights(workdir: Path, rounds: int, out: dict) -> None:
         proxy.wait(timeout=10)
 
 
+def converge27(workdir: Path, rounds: int, out: dict) -> None:
+    """The shipped settings at 3 and 27 nodes (molecule/bench27's eighteen nodes beside molecule/bench's nine),
+    interleaved as in converge: the ratio at each size and the 27/3 growth of the ratio."""
+    site, ping = ROOT / "playbooks/site.yml", ROOT / "bench/facts_ping.yml"
+    inventories = {size: inventory(workdir, size, mirror=False, fleet=True) for size in (3, 27)}
+    print("converging the three clusters of 27 nodes once (not timed)", flush=True)
+    playbook(inventories[27], site, "--skip-tags", "smoke")
+    runs = {size: {"site": [], "ping": []} for size in inventories}
+    for _round in range(rounds):
+        for size, inv in inventories.items():
+            runs[size]["site"].append(playbook(inv, site, "--skip-tags", "smoke"))
+            runs[size]["ping"].append(playbook(inv, ping))
+    result = {}
+    for size, r in runs.items():
+        result[size] = {"site_s": statistics.median(r["site"]), "facts_ping_s": statistics.median(r["ping"]),
+                        "ratio": statistics.median(s / p for s, p in zip(r["site"], r["ping"])),
+                        "site_runs": r["site"], "facts_ping_runs": r["ping"]}
+        print("  shipped %2d nodes: site.yml no-op %.1f s, facts+ping %.1f s, ratio %.2f"
+              % (size, result[size]["site_s"], result[size]["facts_ping_s"], result[size]["ratio"]), flush=True)
+    result["ratio_27_over_3"] = result[27]["ratio"] / result[3]["ratio"]
+    print("ratio 27/3: %.2f (median of %d interleaved rounds)" % (result["ratio_27_over_3"], rounds), flush=True)
+    out["converge27"] = result
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("benches", nargs="*", default=["converge", "fanout"])
@@ -382,6 +408,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         if "converge" in args.benches:
             converge(Path(tmp), args.rounds, out)
+        if "converge27" in args.benches:
+            converge27(Path(tmp), args.rounds, out)
         if "fanout" in args.benches:
             fanout(Path(tmp), out)
         if "weights" in args.benches:
