@@ -200,7 +200,6 @@ def test_json_subset_is_what_a_recursive_merge_would_not_change():
     assert node_state.judge(wanted, node(files=files, text={"/d.json": "{"}))["broken"]["why"] == ["/d.json: not JSON"]
 
 
-
 def test_a_json_subset_step_says_what_to_write_as_ansible_would_merge_it():
     """todo.json is the file with the subset merged in: the bytes combine(recursive=true) and to_nice_json(indent=2)
     give, which the role wrote before (a converged node's daemon.json reads unchanged)."""
@@ -219,6 +218,7 @@ def test_a_json_subset_step_says_what_to_write_as_ansible_would_merge_it():
     assert broken["/d.json"] == ""
     # a step without json_subset files has no json to-do
     assert "todo" not in node_state.judge({"plain": {"files": {"/other": {"exists": True}}}}, node(files=files))["plain"]
+
 
 def test_services_groups_users_containers_and_always():
     wanted = {"units": {"services": {"nvidia-imex": {"active": True, "enabled": True}, "old": {"active": False}}},
