@@ -11,8 +11,7 @@
 #                              change nothing, then day two (tests/lab/day_two.py), then down
 #                              (the test stage of scripts/test.sh)
 #        scripts/lab.sh test-deploy, then scripts/lab.sh test-verify: the same test in two halves, fresh
-#                              nodes and the first site.yml run, then the rest (scripts/test.sh runs the
-#                              first beside the Molecule stage)
+#                              nodes and the first site.yml run, then the rest from the smoke play on
 set -euo pipefail
 # shellcheck source=tests/harness/lib.sh
 source "$(dirname "$0")/../tests/harness/lib.sh"

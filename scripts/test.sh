@@ -27,8 +27,7 @@ IMAGES_13_PID=
 VENV_218_PID=  # the background venv builds (below)
 VENVS_PID=
 BUILD_PID=     # the build stage, beside the Molecule stage (below)
-LAB_DEPLOY_PID=  # the lab's nodes and first site.yml run, beside the Molecule stage (below)
-trap 'for pid in $IMAGES_PID $IMAGES_13_PID $VENV_218_PID $VENVS_PID $BUILD_PID $LAB_DEPLOY_PID; do kill "$pid" 2>/dev/null; done; harness_cleanup' EXIT
+trap 'for pid in $IMAGES_PID $IMAGES_13_PID $VENV_218_PID $VENVS_PID $BUILD_PID; do kill "$pid" 2>/dev/null; done; harness_cleanup' EXIT
 export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
 
 prepare_controller
@@ -261,26 +260,12 @@ molecule_lane() {
 
 # The README's first command, end to end: real vLLM (TP2 across two simulated nodes),
 # fabric check, smoke report; then a second run that must change nothing, and day two.
-# With the Molecule stage, its first half (fresh nodes, the first site.yml run: mostly packages, image
-# pulls and one model load, no timed check) runs beside that stage (lab_deploy_beside), and this stage
-# finishes it from the smoke play on. INFEROPS_LAB_BESIDE_MOLECULE=0 runs the lab after Molecule, whole.
-lab_beside_molecule() { wants lab && wants molecule && [[ ${INFEROPS_LAB_BESIDE_MOLECULE:-1} != 0 ]]; }
-lab_deploy_beside() {
-  timed wait_for_venvs
-  timed wait_for_images
-  (timed bash scripts/lab.sh test-deploy) >"$LOG_DIR/lab-deploy.log" 2>&1 &
-  LAB_DEPLOY_PID=$!
-}
+# After the Molecule stage, not beside it: run beside it (lab.sh test-deploy, 2026-12-03), the lab's first
+# half and the Molecule stage each took twice as long, 100 s more than one after the other (docs/benchmarks.md).
 stage_lab() {
   timed wait_for_venvs
   timed wait_for_images
-  if [[ -n $LAB_DEPLOY_PID ]]; then
-    timed wait_for_job LAB_DEPLOY_PID "$LOG_DIR/lab-deploy.log"
-    sed -n '/^TASKS RECAP/,/^###/p' "$LOG_DIR/lab-deploy.log" | head -n 24 >&2   # where the first rollout spent its time
-    INFEROPS_LAB_REPORTS=$INFEROPS_CACHE/lab-reports bash scripts/lab.sh test-verify
-  else
-    INFEROPS_LAB_REPORTS=$INFEROPS_CACHE/lab-reports bash scripts/lab.sh test
-  fi
+  INFEROPS_LAB_REPORTS=$INFEROPS_CACHE/lab-reports bash scripts/lab.sh test
 }
 
 for stage in "${ALL_STAGES[@]}"; do
@@ -291,7 +276,6 @@ for stage in "${ALL_STAGES[@]}"; do
     BUILD_PID=$!
     continue
   fi
-  if [[ $stage == molecule ]] && lab_beside_molecule; then lab_deploy_beside; fi
   timed "stage_$stage"
   if [[ $stage == molecule ]]; then wait_for_job BUILD_PID "$LOG_DIR/build.log"; fi
 done
