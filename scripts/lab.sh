@@ -37,6 +37,12 @@ smoke() {
   timed ansible-playbook -i inventories/lab playbooks/site.yml --tags smoke -e "smoke_test_reports_root=$REPORTS"
   log "smoke play: $((SECONDS - smoke_start)) s; reports: $REPORTS/{lab,lab_dp,router-lab-node1}/smoke.md"
   cat "$REPORTS/lab/smoke.md" "$REPORTS/lab_dp/smoke.md" "$REPORTS/router-lab-node1/smoke.md"
+  # the deploy run checked the fabric, this one did not: each report names that check from the head's record
+  local cluster
+  for cluster in lab lab_dp; do
+    grep -Eq '^\| fabric_check \| lab-node.* GB/s \(an earlier run, [0-9-]+T[0-9:]+Z\) \|$' "$REPORTS/$cluster/smoke.md" ||
+      die "$cluster's smoke report does not name the deploy run's fabric check: $(grep 'fabric_check' "$REPORTS/$cluster/smoke.md")"
+  done
   # the lab's Prometheus (lab-node1): each target up or down; the test needs every one up
   [[ $ACTION == up ]] || targets_args=(--require-up)
   python3 tests/lab/prometheus_targets.py "${targets_args[@]}"

@@ -68,6 +68,20 @@ options:
     description: The environment record (image digest, driver/CUDA, GPU model and count, interconnect, toggles).
     type: dict
     default: {}
+  fabric_record:
+    description:
+      - The head's record of the cluster's last fabric check (C(fabric.json) as the C(inferops.vllm.fabric_check) role writes
+        it, with C(summary), C(checked_at), C(passed), C(image) and C(nodes)), for a run that did not check the fabric
+        (no C(fabric_check) in O(environment)). The report's fabric line then names that check's time and what no
+        longer holds (a failed check, another image digest, other O(cluster_nodes)); without a record it says
+        C(not run).
+    type: dict
+    default: {}
+  cluster_nodes:
+    description: The cluster's nodes now, to judge O(fabric_record) against.
+    type: list
+    elements: str
+    default: []
   fail_on_verdict:
     description: Fail the task when the verdict fails (the report is written either way).
     type: bool
@@ -349,6 +363,8 @@ ARGUMENT_SPEC = {
     "report_dir": {"type": "path", "required": True},
     "report_name": {"type": "str", "default": "smoke"},
     "environment": {"type": "dict", "default": {}},
+    "fabric_record": {"type": "dict", "default": {}},
+    "cluster_nodes": {"type": "list", "elements": "str", "default": []},
     "fail_on_verdict": {"type": "bool", "default": True},
     "timeouts": {"type": "dict", "default": {}, "options": {k: {"type": "float", "default": v} for k, v in TIMEOUTS.items()}},
     "options": {"type": "dict", "default": {}, "options": OPTIONS},
@@ -362,6 +378,9 @@ def main():
     if not tools.HAS_JSONSCHEMA:
         module.fail_json(msg=missing_required_lib("jsonschema"))
     p = module.params
+    env = p["environment"]
+    env["fabric_check"] = report.fabric_line(env.get("fabric_check") or "", p["fabric_record"], env.get("image") or "",
+                                             p["cluster_nodes"])
     full = run.execute(p)
     files = report.write(full, p["report_dir"], p["report_name"])
     result = {"changed": False, "passed": full["passed"], "verdict": full["verdict"], "stopped": full["stopped"],

@@ -141,3 +141,18 @@ def test_vram_line():
     assert gpu_facts.vram_line({"count": 0}) == "n/a" and gpu_facts.vram_line(None) == "n/a"
     assert gpu_facts.vram_line({"count": 8, "memory_mib": 294912}) == "n/a / 2,359,296 MiB used over 8 GPUs"
     json.dumps(facts)
+
+
+def test_fabric_line_this_run_else_the_heads_record_with_what_no_longer_holds():
+    nodes = ["node1", "node2"]
+    image = "registry.example/vllm/vllm-openai@sha256:" + "a" * 64
+    record = {"summary": "node1 gloo 0.4 GB/s; node2 gloo 0.4 GB/s", "checked_at": "2026-12-03T07:00:00Z",
+              "passed": True, "image": "127.0.0.1:5000/vllm/vllm-openai@sha256:" + "a" * 64, "nodes": nodes}
+    assert report.fabric_line("node1 NET/IB 180 GB/s", record, image, nodes) == "node1 NET/IB 180 GB/s"
+    assert report.fabric_line("", {}, image, nodes) == "not run"
+    # the same digest through a site mirror is the same image
+    assert report.fabric_line("", record, image, nodes) == \
+        "node1 gloo 0.4 GB/s; node2 gloo 0.4 GB/s (an earlier run, 2026-12-03T07:00:00Z)"
+    stale = dict(record, passed=False, image=image.replace("a" * 64, "b" * 64), checked_at=None)
+    assert report.fabric_line("", stale, image, nodes + ["node3"]) == \
+        "node1 gloo 0.4 GB/s; node2 gloo 0.4 GB/s (an earlier run, at an unknown time, failed, another image, other nodes)"

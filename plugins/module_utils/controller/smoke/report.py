@@ -42,6 +42,29 @@ def cache_facts(server: Dict[str, Any], max_model_len: Optional[int]) -> Dict[st
             "max_concurrency": round(concurrency, 2) if concurrency else None, "max_model_len": max_model_len}
 
 
+def fabric_line(this_run: str, record: Dict[str, Any], image: str, nodes: Sequence[str]) -> str:
+    """The report's fabric line: this run's fabric check, else the head's record of an earlier one (fabric.json)
+    with its time and what no longer holds (a failed check, another image digest, another node set), else
+    'not run'."""
+    if this_run:
+        return this_run
+    if not record.get("summary"):
+        return "not run"
+    notes = [str(record.get("checked_at") or "at an unknown time")]
+    if record.get("passed") is False:
+        notes.append("failed")
+    if image and record.get("image") and _digest(record["image"]) != _digest(image):
+        notes.append("another image")
+    if nodes and record.get("nodes") and list(record["nodes"]) != list(nodes):
+        notes.append("other nodes")
+    return "%s (an earlier run, %s)" % (record["summary"], ", ".join(notes))
+
+
+def _digest(ref: str) -> str:
+    """A reference's digest (a mirror's reference and the pinned one name the same image)."""
+    return str(ref).rsplit("@", 1)[-1]
+
+
 def build(suites: List[Dict[str, Any]], environment: Dict[str, Any], server: Dict[str, Any],
           stopped: Optional[str] = None, timing: Optional[Dict[str, Any]] = None,
           max_model_len: Optional[int] = None) -> Dict[str, Any]:
