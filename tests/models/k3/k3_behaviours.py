@@ -17,7 +17,12 @@ Non-thinking mode (thinking=False; prompt ends with <|open|>response<|sep|>):
 """
 
 import json
+import os
 import random
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", ".collections"))
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import suites  # noqa: E402
 
 O, C, S, EOM = "<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>"
 PAD = "<|endoftext|>"
@@ -55,32 +60,29 @@ WORDS = (
     "explain story joke number capital math code python help"
 ).split()
 
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the current weather for a city",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string", "description": "City name"}},
-            "required": ["city"],
-        },
-    },
-}
+# The smoke module's own get_weather (the one its tool suite sends and validates against), so the model is
+# trained on the schema it is tested with.
+WEATHER_TOOL = suites.WEATHER_TOOL
 
 
 def weather_tool(rng):
-    """get_weather with small, realistic schema variations (unit enum, descriptions, strict)."""
+    """The smoke module's get_weather half the time, else small, realistic variations of it (without the unit,
+    minLength or additionalProperties; other descriptions)."""
     t = json.loads(json.dumps(WEATHER_TOOL))
+    if rng.random() < 0.5:
+        return t
     f = t["function"]
-    if rng.random() < 0.4:
-        f["parameters"]["properties"]["unit"] = {"type": "string", "enum": ["celsius", "fahrenheit"]}
+    params = f["parameters"]
+    if rng.random() < 0.5:
+        params["properties"].pop("unit")
+    if rng.random() < 0.5:
+        params["properties"]["city"].pop("minLength")
     if rng.random() < 0.3:
         f["description"] = rng.choice(["Weather lookup.", "Get weather", "Return the weather for a location"])
     if rng.random() < 0.3:
-        f["parameters"]["properties"]["city"].pop("description")
-    if rng.random() < 0.2:
-        f["parameters"]["additionalProperties"] = False
+        params["properties"]["city"].pop("description")
+    if rng.random() < 0.6:
+        params.pop("additionalProperties")
     return t
 
 
