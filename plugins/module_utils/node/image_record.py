@@ -12,17 +12,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from ansible_collections.inferops.vllm.plugins.module_utils.node.image_ref import digest
+
 Record = Dict[str, Any]
-
-
-def _digest(ref: Optional[str]) -> str:
-    # a rolled-back digest is the same image whether it came through a mirror or not
-    return (ref or "").rpartition("@")[2]
 
 
 def failed_with(record: Record, ref: str) -> Optional[str]:
     """The recorded failed reference with ref's digest, or None."""
-    return next((f for f in record.get("failed") or [] if _digest(f) == _digest(ref)), None)
+    return next((f for f in record.get("failed") or [] if digest(f) == digest(ref)), None)
 
 
 def after_pull(record: Record, ref: str, vllm_version: Optional[str]) -> Record:
@@ -35,7 +32,7 @@ def after_pull(record: Record, ref: str, vllm_version: Optional[str]) -> Record:
         "vllm_version": vllm_version,
         "previous_vllm_version": record.get("vllm_version"),
         # tried again on purpose: it is no longer known to fail
-        "failed": [f for f in record.get("failed") or [] if _digest(f) != _digest(ref)],
+        "failed": [f for f in record.get("failed") or [] if digest(f) != digest(ref)],
     }
 
 

@@ -105,6 +105,12 @@ def repository_name(ref: str) -> str:
     return repository_path(name) if "/" in name else name
 
 
+def digest(ref: Optional[str]) -> str:
+    """The digest after the last @ (the whole reference without one): a mirror's reference and the pinned one
+    name the same image."""
+    return (ref or "").rpartition("@")[2]
+
+
 def tag(ref: str) -> str:
     """The tag written before the digest (vllm/vllm-openai:v0.17.0-cu130@sha256:... -> v0.17.0-cu130), or ''."""
     last = str(ref or "").split("@", 1)[0].rpartition("/")[2]

@@ -10,6 +10,7 @@ import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import capacity
+from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref
 
 DEFINITIONS = {
     "ttft_s": "time to first token: request sent -> first chunk with content, reasoning or a tool call",
@@ -53,16 +54,11 @@ def fabric_line(this_run: str, record: Dict[str, Any], image: str, nodes: Sequen
     notes = [str(record.get("checked_at") or "at an unknown time")]
     if record.get("passed") is False:
         notes.append("failed")
-    if image and record.get("image") and _digest(record["image"]) != _digest(image):
+    if image and record.get("image") and image_ref.digest(record["image"]) != image_ref.digest(image):
         notes.append("another image")
     if nodes and record.get("nodes") and list(record["nodes"]) != list(nodes):
         notes.append("other nodes")
     return "%s (an earlier run, %s)" % (record["summary"], ", ".join(notes))
-
-
-def _digest(ref: str) -> str:
-    """A reference's digest (a mirror's reference and the pinned one name the same image)."""
-    return str(ref).rsplit("@", 1)[-1]
 
 
 def build(suites: List[Dict[str, Any]], environment: Dict[str, Any], server: Dict[str, Any],
