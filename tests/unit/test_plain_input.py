@@ -120,6 +120,28 @@ def test_model_cache_dir_must_be_a_plain_absolute_path(path):
     assert err.variable == "vllm_model_cache_dir"
 
 
+@pytest.mark.parametrize("path", ["relative/cache", "/srv/a:b", "/srv/a\n/b"])
+def test_compile_cache_dir_must_be_a_plain_absolute_path_or_empty(path):
+    err = refused("a host path mounted into the container", vllm_compile_cache_dir=path)
+    assert err.variable == "vllm_compile_cache_dir" and "or '' to mount none" in err.fix
+
+
+def test_the_compile_caches_outlive_the_container_unless_turned_off():
+    """vLLM's cache root and the compilers' caches under it sit on the node, on every rank; '' mounts none and sets
+    none; a profile or the inventory still moves one of them."""
+    for launch in compile_(n=2, vllm_strategy="dep").values():
+        assert "/var/lib/inferops-vllm/compile-cache:/root/.cache/vllm" in launch["container"]["volumes"]
+        assert launch["compile_cache_dir"] == "/var/lib/inferops-vllm/compile-cache"
+        assert {k: launch["env"][k] for k in ("VLLM_CACHE_ROOT", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")} == {
+            "VLLM_CACHE_ROOT": "/root/.cache/vllm", "TORCHINDUCTOR_CACHE_DIR": "/root/.cache/vllm/inductor",
+            "TRITON_CACHE_DIR": "/root/.cache/vllm/triton"}
+    off = compile_(n=1, vllm_strategy="single", vllm_compile_cache_dir="")["n0"]
+    assert off["compile_cache_dir"] is None and not any(":/root/.cache/vllm" in v for v in off["container"]["volumes"])
+    assert not {"VLLM_CACHE_ROOT", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"} & set(off["env"])
+    moved = compile_(n=1, vllm_strategy="single", vllm_env={"TRITON_CACHE_DIR": "/scratch/triton"})["n0"]
+    assert moved["env"]["TRITON_CACHE_DIR"] == "/scratch/triton"
+
+
 def test_one_node_replica_gets_no_rdma_devices():
     container = compile_(n=1, vllm_fabric="infiniband", vllm_strategy="single")["n0"]["container"]
     assert not any("infiniband" in d for d in container["devices"]) and "IPC_LOCK" not in container["capabilities"]

@@ -136,7 +136,7 @@ def test_host_proxy_by_checksum_or_gone():
 
 SERVE = {"config_dir": "/etc/inferops-vllm", "config_checksum": "a" * 40, "env_checksum": "b" * 40,
          "container_name": "vllm", "launch_hash": "c" * 64, "full_compare": False,
-         "checks_path": "/var/lib/inferops-vllm/launch-checks.json"}
+         "checks_path": "/var/lib/inferops-vllm/launch-checks.json", "compile_cache_dir": ""}
 
 
 def test_vllm_serve_and_the_watchdog():
@@ -146,6 +146,9 @@ def test_vllm_serve_and_the_watchdog():
         "running": True, "labels": {"inferops.vllm.launch": "c" * 64}, "env_file": "/etc/inferops-vllm/vllm.env",
         "started_after": ["/etc/inferops-vllm/vllm.yaml"]}
     assert serve["container"]["always"].startswith("vllm_serve_full_compare")
+    assert serve["dir"] == {"files": {"/etc/inferops-vllm": {"isdir": True, "mode": "0755"}}}
+    cached = ws.build("vllm_serve", dict(SERVE, compile_cache_dir="/var/lib/inferops-vllm/compile-cache"))
+    assert cached["dir"]["files"]["/var/lib/inferops-vllm/compile-cache"] == {"isdir": True, "mode": "0700"}
     watchdog = {"dirs": ["/usr/local/lib/inferops-vllm"], "lib_files": ["/usr/local/lib/inferops-vllm/watchdog.py"],
                 "lib_checksums": ["d" * 40], "config_file": "/etc/inferops-vllm/watchdog.json", "config_content": "{}\n",
                 "unit_dir": "/etc/systemd/system", "unit_contents": {"vllm-watchdog.timer": "[Timer]\n"}}

@@ -25,6 +25,12 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surf
 DROPPABLE_OWNED = frozenset(f for p in PROFILES.values() for f in proposed_flags(p) if f in OWNED_FLAGS)
 CONFIG_PATH = "/etc/inferops-vllm/vllm.yaml"     # inside the container
 MODEL_CACHE = "/root/.cache/huggingface"          # inside the container
+# vLLM's cache root inside the container (its default, ~/.cache/vllm, said explicitly), mounted from the node's
+# vllm_compile_cache_dir, with the compilers' own caches under it: torch.compile, Inductor and Triton artifacts then
+# outlive the container, so a restart, a recreate or a healed follower reuses what the last start compiled.
+COMPILE_CACHE = "/root/.cache/vllm"
+COMPILE_CACHE_ENV = {"VLLM_CACHE_ROOT": COMPILE_CACHE, "TORCHINDUCTOR_CACHE_DIR": COMPILE_CACHE + "/inductor",
+                     "TRITON_CACHE_DIR": COMPILE_CACHE + "/triton"}
 # Flags that may differ between nodes; everything else shapes the engine and must match.
 NODE_FLAGS = {"host", "port", "headless", "node-rank", "data-parallel-start-rank", "api-server-count"}
 # Environment that is local to a node (its own IP, NICs, CPU pinning).
@@ -89,6 +95,8 @@ def _refuse_owned(args: Mapping[str, Any], variable: str, where: str) -> None:
 def _engine_layers(cluster: Cluster, node: Node) -> Tuple[Layers, Layers]:
     s, where = cluster.settings, "cluster %s" % cluster.name
     args, env = Layers(), Layers()
+    if s["vllm_compile_cache_dir"]:
+        env.apply(COMPILE_CACHE_ENV, "vllm_compile_cache_dir")   # first: a profile or the inventory may move them
     for a, e, source in _profile_layers(cluster):
         args.apply(a, source)
         env.apply(e, source)
@@ -269,6 +277,8 @@ def _container(cluster: Cluster) -> Dict[str, Any]:
         "volumes": ["%s:%s%s" % (s["vllm_model_cache_dir"], MODEL_CACHE,
                                  ":ro" if cluster.model is not None and cluster.model.offline else "")],
     }
+    if s["vllm_compile_cache_dir"]:
+        opts["volumes"].append("%s:%s" % (s["vllm_compile_cache_dir"], COMPILE_CACHE))
     if acc.vendor == "nvidia":
         if s["vllm_gpu_access"] == "cdi":
             opts["device_requests"].append({"driver": "cdi", "device_ids": ["nvidia.com/gpu=all"]})
@@ -412,6 +422,7 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
             "env": env,
             "secret_env": dict(cluster.secrets),
             "container": container,
+            "compile_cache_dir": cluster.settings["vllm_compile_cache_dir"] or None,
             "host_stack": _host_stack(cluster, node),
         }
     return out

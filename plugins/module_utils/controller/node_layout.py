@@ -18,6 +18,8 @@ LAYOUT: Dict[str, tuple] = {
     "state_dir": ("/var/lib/inferops-vllm", "vllm_image_state_dir"),
     # vllm.yaml and vllm.env (mounted read-only into the container), the watchdog's config
     "config_dir": ("/etc/inferops-vllm", "vllm_serve_config_dir"),
+    # what vLLM and its compilers compiled (mounted into the container; teardown removes it)
+    "compile_cache_dir": ("/var/lib/inferops-vllm/compile-cache", "vllm_compile_cache_dir"),
     # the vLLM container that vllm_serve runs and the watchdog, teardown and smoke_test read
     "container_name": ("vllm", "vllm_serve_container_name"),
 }

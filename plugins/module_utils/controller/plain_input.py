@@ -41,7 +41,11 @@ SECRET_FOR_FLAG = {"api-key": "vllm_api_key", "hf-token": "vllm_hf_token"}
 # values that look like a Hugging Face or OpenAI-style token
 TOKEN_VALUE = re.compile(r"\A(hf_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_-]{16,})\Z")
 # host paths that become docker volumes (host:container[:mode])
-VOLUME_VARS = ("vllm_model_cache_dir",)
+VOLUME_VARS = ("vllm_model_cache_dir", "vllm_compile_cache_dir")
+VOLUME_EXAMPLES = {"vllm_model_cache_dir": "/var/lib/inferops-vllm/huggingface",
+                   "vllm_compile_cache_dir": "/var/lib/inferops-vllm/compile-cache"}
+# of those, the ones an empty value turns off
+OPTIONAL_VOLUME_VARS = ("vllm_compile_cache_dir",)
 
 
 def credential_flags(options: Iterable[str]) -> Dict[str, Optional[str]]:
@@ -137,10 +141,14 @@ def check(cluster: Cluster) -> List[str]:
     for problem, hosts in found.values():
         errors.append(ClusterError(problem.variable, problem.value, shown_hosts(hosts), problem.problem, problem.fix))
     for var in VOLUME_VARS:
+        if var in OPTIONAL_VOLUME_VARS and s[var] == "":
+            continue
         problem = path_problem(s[var])
         if problem:
-            errors.append(ClusterError(var, s[var], where, "a host path mounted into the container: %s" % problem,
-                                       "set an absolute path without ':' or line breaks, e.g. /var/lib/inferops-vllm/huggingface"))
+            fix = "set an absolute path without ':' or line breaks, e.g. %s" % VOLUME_EXAMPLES[var]
+            if var in OPTIONAL_VOLUME_VARS:
+                fix += ", or '' to mount none"
+            errors.append(ClusterError(var, s[var], where, "a host path mounted into the container: %s" % problem, fix))
     if len(errors) == 1:
         raise errors[0]
     if errors:

@@ -268,6 +268,7 @@ class VllmServe:
     launch_hash: str               # the hash of vllm_serve_container_options, the container's label
     full_compare: bool             # vllm_serve_full_compare: docker_container compares every option
     checks_path: str               # read whole: the launches this node's image accepted before
+    compile_cache_dir: str         # the launch's compile cache on the node, '' for none
 
 
 def vllm_serve(s: VllmServe) -> Wanted:
@@ -279,7 +280,10 @@ def vllm_serve(s: VllmServe) -> Wanted:
         "running": True, "labels": {"inferops.vllm.launch": s.launch_hash}, "env_file": env, "started_after": [config]}}}
     if s.full_compare:
         container["always"] = "vllm_serve_full_compare: docker_container compares every option"
-    return {"dir": {"files": {s.config_dir: {"isdir": True, "mode": "0755"}}},
+    dirs = {s.config_dir: {"isdir": True, "mode": "0755"}}
+    if s.compile_cache_dir:
+        dirs[s.compile_cache_dir] = {"isdir": True, "mode": "0700"}   # code the container loads: root's alone
+    return {"dir": {"files": dirs},
             "config": {"files": {config: {"checksum": s.config_checksum, "mode": "0644"}}},
             "env": {"files": {env: {"checksum": s.env_checksum, "mode": "0600"}}},
             "container": container}

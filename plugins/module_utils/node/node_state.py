@@ -618,8 +618,8 @@ def json_todo(step: dict, text: Dict[str, str]) -> Dict[str, str]:
 
 def judge(wanted: Dict[str, Optional[dict]], node: dict) -> Dict[str, dict]:
     """{step: {differs, why}} for every step of `wanted`, with `todo` where the step names packages
-    (package_todo: install, hold) or files judged by json_subset (json_todo: json); a step given as null is left
-    out."""
+    (package_todo: install, hold), files judged by json_subset (json_todo: json) or directories (dirs: {path: mode},
+    each one the step wants); a step given as null is left out."""
     steps = {}
     for name, step in wanted.items():
         if step is not None:
@@ -630,6 +630,10 @@ def judge(wanted: Dict[str, Optional[dict]], node: dict) -> Dict[str, dict]:
             json_files = json_todo(step, node["text"])
             if json_files:
                 steps[name].setdefault("todo", {})["json"] = json_files
+            dirs = {path: (want or {}).get("mode") for path, want in (step.get("files") or {}).items()
+                    if (want or {}).get("isdir")}
+            if dirs:
+                steps[name].setdefault("todo", {})["dirs"] = dirs
     return steps
 
 
