@@ -12,7 +12,7 @@ import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
-    SECRET_ENV, Cluster, ClusterError, ClusterErrors)
+    CLUSTER_DEFAULTS, SECRET_ENV, Cluster, ClusterError, ClusterErrors)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.wrong_values import shown_hosts
 
 # vllm_serve writes vllm.env as KEY=VALUE lines, read by community.docker's parse_env_file (docker_container's
@@ -42,8 +42,6 @@ SECRET_FOR_FLAG = {"api-key": "vllm_api_key", "hf-token": "vllm_hf_token"}
 TOKEN_VALUE = re.compile(r"\A(hf_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_-]{16,})\Z")
 # host paths that become docker volumes (host:container[:mode])
 VOLUME_VARS = ("vllm_model_cache_dir", "vllm_compile_cache_dir")
-VOLUME_EXAMPLES = {"vllm_model_cache_dir": "/var/lib/inferops-vllm/huggingface",
-                   "vllm_compile_cache_dir": "/var/lib/inferops-vllm/compile-cache"}
 # of those, the ones an empty value turns off
 OPTIONAL_VOLUME_VARS = ("vllm_compile_cache_dir",)
 
@@ -145,7 +143,7 @@ def check(cluster: Cluster) -> List[str]:
             continue
         problem = path_problem(s[var])
         if problem:
-            fix = "set an absolute path without ':' or line breaks, e.g. %s" % VOLUME_EXAMPLES[var]
+            fix = "set an absolute path without ':' or line breaks, e.g. %s" % CLUSTER_DEFAULTS[var]
             if var in OPTIONAL_VOLUME_VARS:
                 fix += ", or '' to mount none"
             errors.append(ClusterError(var, s[var], where, "a host path mounted into the container: %s" % problem, fix))
