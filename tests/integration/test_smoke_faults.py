@@ -16,6 +16,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.node.health import p
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import measure, report, run, suites, tools
 
 import fault_server
+from conftest import started_early
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTROLLER_VENV = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm")) / "venv"
@@ -122,15 +123,22 @@ def test_no_reask_after_a_transport_error(server):
     assert all(st["first_failure_classes"] == {"transport_error": 2} for st in full["tool_calls"]["lanes"])
 
 
-def test_a_hung_engine_fails_within_two_minutes_by_default():
+def hung_engine_run():
+    """The smoke run with the default deadlines against an engine that never answers: a minute of waiting,
+    started at collection (conftest.started_early) so that it waits beside the tests before its own."""
     with fault_server.start(fault="hang") as hung:
         began = time.monotonic()
         full = smoke(hung.url, ["text", "vision", "long_context", "tools", "load"])
-    took = time.monotonic() - began
+        return hung.url, time.monotonic() - began, full
+
+
+@started_early(hung_engine_run)
+def test_a_hung_engine_fails_within_two_minutes_by_default(early_result):
+    url, took, full = early_result
     print("hung engine: verdict after %.1f s: %s" % (took, full["stopped"]))
     assert took < 120 and not full["passed"] and not full["suites"]
     assert full["stopped"] == ("smoke run on cluster faulty stopped in suite probe: %s: /health 200 but no generation "
-                               "within 60 s: an engine or a follower is down" % hung.url)
+                               "within 60 s: an engine or a follower is down" % url)
 
 
 def test_a_hang_in_the_middle_of_a_suite_stops_at_its_deadline():
