@@ -1,0 +1,96 @@
+"""plugins/strategy/linear.py against Ansible itself: a play runs as under ansible.builtin.linear, and its task
+workers are forked from a frozen controller that has loaded the template plugins."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAYBOOK = str(Path(sys.executable).parent / "ansible-playbook")
+
+INVENTORY = "[nodes]\nn1\nn2\nn3\n[nodes:vars]\nansible_connection=local\nansible_python_interpreter={}\n"
+
+# A filter that reports, from inside the task worker that templates it, what the worker inherited.
+WORKER_PROBE = '''
+import gc
+import sys
+
+
+def worker_state(_):
+    return {"frozen": gc.get_freeze_count(),
+            "preloaded": "ansible_collections.inferops.vllm.plugins.filter.group_verdict" in sys.modules}
+
+
+class FilterModule:
+    def filters(self):
+        return {"worker_state": worker_state}
+'''
+
+PLAY = """
+- hosts: nodes
+  gather_facts: false
+  tasks:
+    - name: Note the worker
+      ansible.builtin.set_fact:
+        worker: "{{ 0 | worker_state }}"
+    - name: One host fails
+      ansible.builtin.fail: {msg: n2 fails}
+      when: inventory_hostname == 'n2'
+    - name: Once for the play
+      ansible.builtin.set_fact:
+        once: "{{ inventory_hostname }}"
+      run_once: true
+    - name: Notify
+      ansible.builtin.command: "true"
+      changed_when: true
+      notify: Handled
+    - name: Every host left sees the run-once fact
+      ansible.builtin.assert: {that: once == 'n1'}
+  handlers:
+    - name: Handled
+      ansible.builtin.debug: {msg: handled}
+"""
+
+
+def run(tmp_path, strategy):
+    (tmp_path / "filter_plugins").mkdir(exist_ok=True)
+    (tmp_path / "filter_plugins/probe.py").write_text(WORKER_PROBE)
+    (tmp_path / "play.yml").write_text(PLAY)
+    (tmp_path / "hosts").write_text(INVENTORY.format(sys.executable))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STRATEGY=strategy,
+               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"))
+    result = subprocess.run([PLAYBOOK, "-i", str(tmp_path / "hosts"), str(tmp_path / "play.yml")],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 2, result.stdout[-3000:] + result.stderr[-3000:]   # n2 failed, as planned
+    return json.loads(result.stdout)
+
+
+def results(report, name=None):
+    """(task, host, result) in the order the tasks ran; the callback may list a task once per host."""
+    return [(task["task"]["name"], host, res) for play in report["plays"] for task in play["tasks"]
+            for host, res in task["hosts"].items() if name in (None, task["task"]["name"])]
+
+
+def outcome(report):
+    """Each task's hosts and how each ended, task by task."""
+    tasks = list(dict.fromkeys(name for name, _host, _res in results(report)))
+    return [(name, sorted((host, res.get("failed", False), res.get("changed", False), res.get("skipped", False))
+                          for task, host, res in results(report) if task == name)) for name in tasks]
+
+
+def test_a_play_runs_as_under_ansible_builtin_linear(tmp_path):
+    ours, builtin = run(tmp_path, "inferops.vllm.linear"), run(tmp_path, "linear")
+    assert outcome(ours) == outcome(builtin)
+    # the JSON callback lists each task once, with all its hosts, as under linear
+    assert [len(play["tasks"]) for play in ours["plays"]] == [len(play["tasks"]) for play in builtin["plays"]]
+    assert ours["stats"] == builtin["stats"]
+    assert [name for name, _hosts in outcome(ours)][-1] == "Handled"
+
+
+def test_workers_fork_from_a_frozen_controller_that_loaded_the_template_plugins(tmp_path):
+    for strategy, frozen, preloaded in (("inferops.vllm.linear", True, True), ("linear", False, False)):
+        states = [res["ansible_facts"]["worker"] for _task, _host, res in results(run(tmp_path, strategy), "Note the worker")]
+        assert len(states) == 3
+        assert all((state["frozen"] > 0) == frozen for state in states), (strategy, states)
+        assert all(state["preloaded"] == preloaded for state in states), (strategy, states)
