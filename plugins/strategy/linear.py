@@ -24,6 +24,7 @@ author: inferops.vllm contributors (@inferops)
 """
 
 import gc
+import importlib
 import os
 
 from ansible.plugins.loader import become_loader, connection_loader, filter_loader, lookup_loader, test_loader
@@ -82,8 +83,20 @@ def _load_template_plugins() -> None:
     for name in _BUILTIN_LOOKUPS:
         lookup_loader.get(f"ansible.builtin.{name}")
     for kind, loader in (("filter", filter_loader), ("test", test_loader), ("lookup", lookup_loader)):
-        folder = os.path.join(_PLUGINS_DIR, kind)
-        for file_name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
-            stem, ext = os.path.splitext(file_name)
-            if ext == ".py" and not stem.startswith("_"):
-                loader.get(f"inferops.vllm.{stem}")
+        for name in _collection_plugin_names(kind):
+            loader.get(f"inferops.vllm.{name}")
+
+
+def _collection_plugin_names(kind: str) -> list[str]:
+    """The names this collection's plugins of a kind are called by: a lookup by its file, a filter or test by
+    each name its file declares (one file may hold several)."""
+    folder = os.path.join(_PLUGINS_DIR, kind)
+    stems = sorted(os.path.splitext(f)[0] for f in os.listdir(folder) if f.endswith(".py") and not f.startswith("_"))
+    if kind == "lookup":
+        return stems
+    names = []
+    for stem in stems:
+        module = importlib.import_module(f"ansible_collections.inferops.vllm.plugins.{kind}.{stem}")
+        declared = module.FilterModule().filters() if kind == "filter" else module.TestModule().tests()
+        names.extend(declared)
+    return names
