@@ -45,7 +45,8 @@ class StrategyModule(LinearStrategyModule):
         _load_template_plugins()
         # ansible.posix's json and jsonl callbacks group a task's results under one entry only for the
         # strategies they know to run in lockstep (linear, debug); this one does, so it tells them.
-        for callback in self._tqm._callback_plugins:
+        # (ansible-core 2.18 keeps the stdout callback apart from the others)
+        for callback in [getattr(self._tqm, "_stdout_callback", None), *self._tqm._callback_plugins]:
             if hasattr(callback, "_is_lockstep"):
                 callback._is_lockstep = True
         return super().run(iterator, play_context)

@@ -1,5 +1,5 @@
-"""Render a role's OS-specific values as Ansible would on a given OS, without a node: os_packages'
-os_vars.yml, imported with os_packages_vars_role (the one OS-vars loader), picks the vars file,
+"""Render a role's OS-specific values as Ansible would on a given OS, without a node: lookup inferops.vllm.os_data
+(the one OS-data loader, named in the role's vars/main.yml) picks the vars file,
 its defaults/ and vars/ supply the data, and its task files supply the module arguments, all
 templated with Ansible's Templar (ansible-core 2.18 and 2.19). A role that sets up a repository
 through os_packages is rendered through it: the caller's include_role vars, with the caller's
@@ -135,28 +135,28 @@ class Role:
         return wanted_state.build(self.name, self.render("{{ %s_wanted_settings }}" % self.name))
 
     def load_os_vars(self, task_file: str) -> Path:
-        """Run the role's OS-vars loader, the first in task_file: os_packages' os_vars.yml imported with
-        os_packages_vars_role (run there with os_packages' role_path and the import's vars, as Ansible runs
-        an imported role's tasks); a loader of the role's own (include_vars) is refused. The file it picks
-        must be one of this role's vars files; its data is loaded."""
-        tasks = _flatten(tasks_of(self.name, task_file))
-        own = [t.get("name") for t in tasks if "ansible.builtin.include_vars" in t]
-        assert not own, "%s/tasks/%s loads OS vars itself (%s): import os_packages' os_vars instead" % (
-            self.name, task_file, own)
-        loaders = [t for t in tasks if os_packages_call(t, "os_vars")]
-        assert loaders, "%s/tasks/%s has no OS-vars loader (os_packages os_vars)" % (self.name, task_file)
-        loader = loaders[0]
-        # static, so that the OS data is there for every later task and for the role's vars/main.yml
-        assert os_packages_call(loader, "os_vars") == "ansible.builtin.import_role", loader
-        imported = dict(loader.get("vars") or {})
-        assert self.render(imported["os_packages_vars_role"]) == self.name, imported
-        include = task("os_packages", "os_vars.yml", "ansible.builtin.include_vars")
-        extra = dict(imported, **(include.get("vars") or {}))
-        extra["role_path"] = str(ROLES / "os_packages")
-        picked = Path(self.render(include["ansible.builtin.include_vars"], extra))
-        picked = picked.resolve()
+        """The role's OS data as a run reads it: vars/main.yml names <role>_os through lookup inferops.vllm.os_data (the
+        one OS-data loader, rendered here by the Templar as in a run), which picks the file by the facts
+        (module_utils/controller/os_data.py); task_file gathers those facts first, with os_packages' os_facts, where
+        no play did. No task loads OS vars itself (include_vars). The file picked must be one of this role's vars
+        files; returns it."""
+        # imported here: the collection loads with the plugin loader above
+        # pylint: disable-next=import-outside-toplevel
+        from ansible_collections.inferops.vllm.plugins.module_utils.controller import os_data
+        own = [t.get("name") for path in (self.path / "tasks").glob("*.yml") for t in _flatten(load(path) or [])
+               if "ansible.builtin.include_vars" in t]
+        assert not own, "%s loads OS vars itself (%s): name %s_os through lookup inferops.vllm.os_data instead" % (
+            self.name, own, self.name)
+        name = os_data.variable(self.name)
+        named = str((load(self.path / "vars" / "main.yml") or {}).get(name, "")).replace(" ", "")
+        assert named == "{{lookup('inferops.vllm.os_data','%s')}}" % self.name, "%s/vars/main.yml: %s is %r" % (
+            self.name, name, named)
+        gathers = [t for t in _flatten(tasks_of(self.name, task_file)) if os_packages_call(t, "os_facts")]
+        assert gathers, "%s/tasks/%s does not gather the OS facts (os_packages os_facts)" % (self.name, task_file)
+        # static, so that the facts are there for every later task
+        assert os_packages_call(gathers[0], "os_facts") == "ansible.builtin.import_role", gathers[0]
+        picked = Path(os_data.data_file(self.name, self.variables["ansible_facts"], str(ROLES))).resolve()
         assert picked.parent == (self.path / "vars").resolve(), picked
-        self.variables.update(load(picked) or {})
         self.vars_file = picked
         return picked
 

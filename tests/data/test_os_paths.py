@@ -20,7 +20,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller import ru
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "os").glob("*.yml"))
 # Roles whose OS-specific values this file renders, and their loader task file.
-RENDERED = {"nvidia_driver": "os_vars.yml", "container_runtime": "settings.yml", "rocm": "settings.yml",
+RENDERED = {"nvidia_driver": "os_vars.yml", "container_runtime": "main.yml", "rocm": "settings.yml",
             "vllm_router": "main.yml", "vllm_image": None, "host_proxy": None}
 # What makes a role OS-specific: package managers, repositories, holds, facts-based choices.
 OS_SPECIFIC = ("ansible.builtin.apt", "ansible.builtin.dnf", "ansible.builtin.yum", "ansible.builtin.package",
@@ -90,7 +90,7 @@ def apt_repository(role: Role, task_file: str, extra=None) -> dict:
 
 
 def nvidia_driver(role: Role, family: str) -> dict:
-    os_data = role.variables["nvidia_driver_os"]
+    os_data = role.render("{{ nvidia_driver_os }}")
     packages = {}
     for modules in ("open", "proprietary"):
         role.variables["nvidia_driver_kernel_modules"] = modules
@@ -214,7 +214,7 @@ def nvidia_driver_epel(role: Role) -> dict:
 
 
 def container_runtime(role: Role, family: str) -> dict:
-    os_data = role.variables["container_runtime_os"]
+    os_data = role.render("{{ container_runtime_os }}")
     out = {"vars_file": role.vars_file.name, "hold": "dpkg_selections",
            "distro_packages": role.render("{{ container_runtime_engine_packages }}")}
     role.variables["container_runtime_docker_source"] = "docker"
