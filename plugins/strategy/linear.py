@@ -33,7 +33,7 @@ from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModu
 # this collection's plugins/ folder
 _PLUGINS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the lookups the roles' templates use besides this collection's own
-_BUILTIN_LOOKUPS = ("vars", "first_found", "env", "file", "pipe")
+_BUILTIN_LOOKUPS = ("vars", "file", "template")
 
 
 class StrategyModule(LinearStrategyModule):
