@@ -3,6 +3,7 @@ says when it cannot choose. The rendering of every role's data on every tested O
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import os_data
 
@@ -22,12 +23,16 @@ def test_the_roles_folder_is_the_collections():
 
 
 @pytest.mark.parametrize("role", ROLES_WITH_OS_DATA)
-def test_each_role_with_os_files_names_them_once_through_the_lookup(role):
-    main = (ROOT / "roles" / role / "vars/main.yml").read_text()
-    assert "%s: \"{{ lookup('inferops.vllm.os_data', '%s') }}\"" % (os_data.variable(role), role) in main
+def test_each_role_with_os_files_names_them_through_the_lookup(role):
+    """Its vars/main.yml sets <role>_os to the lookup, and each OS file holds that one mapping, which the lookup
+    returns."""
+    name = os_data.variable(role)
+    main = yaml.safe_load((ROOT / "roles" / role / "vars/main.yml").read_text())
+    assert main[name].replace(" ", "") == "{{lookup('inferops.vllm.os_data','%s')}}" % role
     for path in (ROOT / "roles" / role / "vars").glob("*.yml"):
         if path.stem != "main":
-            assert path.read_text().count("\n%s:" % os_data.variable(role)) == 1, path
+            data = yaml.safe_load(path.read_text())
+            assert list(data) == [name] and isinstance(data[name], dict), path
 
 
 def test_missing_facts_name_the_facts_and_the_fix():
