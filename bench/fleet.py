@@ -37,10 +37,11 @@ NODES = ["bench-node%d" % i for i in range(1, 28)]   # 10-27: molecule/bench27, 
 REPO = "inferops/standin-vllm"
 
 # Ansible settings compared by the converge benchmark (environment overrides of
-# the repository's ansible.cfg, which ships with pipelining on and the inferops.vllm.linear strategy).
+# the repository's ansible.cfg, which ships with pipelining on and the inferops.vllm.warm_workers callback).
 SETTINGS = {
     "shipped": {},
-    "ansible.builtin.linear": {"ANSIBLE_STRATEGY": "linear"},
+    # (the stdout callback named again: the list takes no empty value, and it is loaded once)
+    "without warm_workers": {"ANSIBLE_CALLBACKS_ENABLED": "ansible.builtin.default"},
     "no pipelining": {"ANSIBLE_PIPELINING": "0"},
     "forks 5 (Ansible default)": {"ANSIBLE_FORKS": "5"},
     "fact cache": {"ANSIBLE_GATHERING": "smart", "ANSIBLE_CACHE_PLUGIN": "jsonfile",

@@ -1,5 +1,5 @@
-"""plugins/strategy/linear.py against Ansible itself: a play runs as under ansible.builtin.linear, and its task
-workers are forked from a frozen controller that has loaded the template plugins."""
+"""plugins/callback/warm_workers.py against Ansible itself: a play runs and reports as without it, and its task
+workers are forked from a frozen controller that has loaded the template plugins, and share compiled templates."""
 import json
 import os
 import subprocess
@@ -16,10 +16,13 @@ WORKER_PROBE = '''
 import gc
 import sys
 
+import jinja2
+
 
 def worker_state(_):
     return {"frozen": gc.get_freeze_count(),
-            "preloaded": "ansible_collections.inferops.vllm.plugins.filter.group_verdict" in sys.modules}
+            "preloaded": "ansible_collections.inferops.vllm.plugins.filter.group_verdict" in sys.modules,
+            "shared": hasattr(jinja2.Environment.compile, "_shared_compiles")}
 
 
 class FilterModule:
@@ -47,18 +50,36 @@ PLAY = """
       notify: Handled
     - name: Every host left sees the run-once fact
       ansible.builtin.assert: {that: once == 'n1'}
+    # the same templates in two tasks on every host: the later ones are loaded, compiled by another worker
+    - name: Render templates
+      ansible.builtin.set_fact:
+        rendered: &templates
+          - "{{ inventory_hostname | upper }}"
+          - "{{ 'a\\\\b' }} {{ '\\n' | length }}"
+          - "{% for i in range(2) %}{{ i }}{% endfor %}"
+          - "{{ [1, 2] | map('string') | join(',') if inventory_hostname != 'n9' else omit }}"
+      when: inventory_hostname is match('n')
+    - name: Render them again
+      ansible.builtin.set_fact:
+        again: *templates
+      when: inventory_hostname is match('n')
+    - name: Both renderings agree
+      ansible.builtin.assert: {that: rendered == again}
   handlers:
     - name: Handled
       ansible.builtin.debug: {msg: handled}
 """
 
 
-def run(tmp_path, strategy):
+def run(tmp_path, warm):
+    """The play under the repository's ansible.cfg, with (warm) or without its callbacks_enabled line."""
+    lines = (ROOT / "ansible.cfg").read_text().splitlines()
+    (tmp_path / "ansible.cfg").write_text("\n".join(line for line in lines if warm or not line.startswith("callbacks_enabled")))
     (tmp_path / "filter_plugins").mkdir(exist_ok=True)
     (tmp_path / "filter_plugins/probe.py").write_text(WORKER_PROBE)
     (tmp_path / "play.yml").write_text(PLAY)
     (tmp_path / "hosts").write_text(INVENTORY.format(sys.executable))
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STRATEGY=strategy,
+    env = dict(os.environ, ANSIBLE_CONFIG=str(tmp_path / "ansible.cfg"),
                ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"))
     result = subprocess.run([PLAYBOOK, "-i", str(tmp_path / "hosts"), str(tmp_path / "play.yml")],
                             cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
@@ -79,18 +100,20 @@ def outcome(report):
                           for task, host, res in results(report) if task == name)) for name in tasks]
 
 
-def test_a_play_runs_as_under_ansible_builtin_linear(tmp_path):
-    ours, builtin = run(tmp_path, "inferops.vllm.linear"), run(tmp_path, "linear")
-    assert outcome(ours) == outcome(builtin)
-    # the JSON callback lists each task once, with all its hosts, as under linear
-    assert [len(play["tasks"]) for play in ours["plays"]] == [len(play["tasks"]) for play in builtin["plays"]]
-    assert ours["stats"] == builtin["stats"]
-    assert [name for name, _hosts in outcome(ours)][-1] == "Handled"
+def test_a_play_runs_and_reports_as_without_the_callback(tmp_path):
+    warm, plain = run(tmp_path, True), run(tmp_path, False)
+    assert outcome(warm) == outcome(plain)
+    assert [len(play["tasks"]) for play in warm["plays"]] == [len(play["tasks"]) for play in plain["plays"]]
+    assert warm["stats"] == plain["stats"]
+    assert [name for name, _hosts in outcome(warm)][-1] == "Handled"
+    rendered = {(task, host): res["ansible_facts"] for task, host, res in results(warm) if task.startswith("Render")}
+    assert rendered == {(task, host): res["ansible_facts"] for task, host, res in results(plain) if task.startswith("Render")}
+    assert rendered[("Render templates", "n1")]["rendered"] == ["N1", "a\\b 1", "01", "1,2"]
 
 
 def test_workers_fork_from_a_frozen_controller_that_loaded_the_template_plugins(tmp_path):
-    for strategy, frozen, preloaded in (("inferops.vllm.linear", True, True), ("linear", False, False)):
-        states = [res["ansible_facts"]["worker"] for _task, _host, res in results(run(tmp_path, strategy), "Note the worker")]
+    for warm in (True, False):
+        states = [res["ansible_facts"]["worker"] for _task, _host, res in results(run(tmp_path, warm), "Note the worker")]
         assert len(states) == 3
-        assert all((state["frozen"] > 0) == frozen for state in states), (strategy, states)
-        assert all(state["preloaded"] == preloaded for state in states), (strategy, states)
+        assert all((state["frozen"] > 0) == warm for state in states), (warm, states)
+        assert all(state["preloaded"] == warm and state["shared"] == warm for state in states), (warm, states)
