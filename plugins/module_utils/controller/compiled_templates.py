@@ -10,7 +10,8 @@ compilation reads (the source, or the parsed expression, and the environment's s
 needs it later loads it instead. The folder lives in the run's own temporary folder, so nothing outlives the run
 and a change to a plugin or a setting cannot meet code compiled before it.
 
-Jinja only: no Ansible imports."""
+Jinja only, imported where it is used (module_utils are imported without the controller's requirements too): no
+Ansible imports."""
 
 from __future__ import annotations
 
@@ -20,10 +21,7 @@ import os
 import sys
 import tempfile
 from types import CodeType
-from typing import Callable, Optional
-
-import jinja2
-from jinja2 import nodes
+from typing import Any, Callable, Optional
 
 # The settings of an environment that its lexer and code generator read (jinja2.lexer.get_lexer keys its
 # lexers by the first twelve).
@@ -36,7 +34,7 @@ def _qualname(value: object) -> str:
     return "%s.%s" % (getattr(value, "__module__", ""), getattr(value, "__qualname__", repr(value)))
 
 
-def environment_key(env: jinja2.Environment) -> str:
+def environment_key(env: Any) -> str:
     """What of an environment decides the code a source compiles to."""
     settings = [repr(getattr(env, name, None)) for name in _SYNTAX]
     settings += [_qualname(type(env)), _qualname(env.code_generator_class), _qualname(env.finalize),
@@ -50,10 +48,18 @@ def source_key(source: object) -> Optional[str]:
     for anything else."""
     if isinstance(source, str):
         return "s" + str(source)
+    from jinja2 import nodes
+
     if isinstance(source, nodes.Template):
         # a node's repr lists every field, nested: the whole tree the code generator walks
         return "n" + repr(source)
     return None
+
+
+def _jinja_version() -> str:
+    import jinja2
+
+    return jinja2.__version__
 
 
 class SharedCompiles:
@@ -63,9 +69,9 @@ class SharedCompiles:
         self.folder = folder
         # compile-time state kept outside the environment (Ansible 2.19: whether backslashes are escaped)
         self.context = context
-        self.magic = "%s\x00%s\x00%s" % (sys.version, jinja2.__version__, _qualname(type(self)))
+        self.magic = "%s\x00%s\x00%s" % (sys.version, _jinja_version(), _qualname(type(self)))
 
-    def key(self, env: jinja2.Environment, source: object, name: Optional[str], filename: Optional[str],
+    def key(self, env: Any, source: object, name: Optional[str], filename: Optional[str],
             defer_init: bool) -> Optional[str]:
         text = source_key(source)
         if text is None:
@@ -91,8 +97,13 @@ class SharedCompiles:
         except (OSError, ValueError):
             pass
 
-    def install(self, environment_class: type = jinja2.Environment) -> None:
-        """Route `environment_class.compile` (and so every subclass's) through the folder."""
+    def install(self, environment_class: Optional[type] = None) -> None:
+        """Route `environment_class.compile` (jinja2.Environment's by default, and so every subclass's) through the
+        folder."""
+        if environment_class is None:
+            import jinja2
+
+            environment_class = jinja2.Environment
         shared = self
         original = environment_class.compile
         if getattr(original, "_shared_compiles", None) is not None:
