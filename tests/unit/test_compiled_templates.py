@@ -101,5 +101,5 @@ def test_a_forked_process_loads_what_another_compiled(tmp_path):
     """)
     runs = [subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True,
                            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))).stdout.split()
-            for _ in range(2)]
+            for _run in range(2)]
     assert runs == [["42", "1"], ["42", "0"]]
