@@ -38,9 +38,9 @@ from ansible.plugins.loader import become_loader, connection_loader, filter_load
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import compiled_templates
 
 try:  # ansible-core 2.19: whether a top-level template escapes backslashes is ambient state, not the environment's
-    from ansible._internal._templating._jinja_bits import _TemplateCompileContext
+    from ansible._internal._templating._jinja_bits import AnsibleEnvironment, _TemplateCompileContext
 except ImportError:
-    _TemplateCompileContext = None
+    AnsibleEnvironment = _TemplateCompileContext = None
 
 
 class CallbackModule(CallbackBase):
@@ -126,7 +126,10 @@ def _collection_plugin_names(kind: str) -> list[str]:
 
 def _share_compiled_templates() -> None:
     """Workers of this run load the templates another worker compiled (module_utils/controller/compiled_templates.py),
-    from a folder that Ansible removes with the run's temporary folder."""
+    from a folder that Ansible removes with the run's temporary folder. Not while Ansible debugs templates: it
+    writes each template's Python source out as it compiles it."""
+    if getattr(AnsibleEnvironment, "_debuggable_template_source", False):
+        return
     try:
         folder = tempfile.mkdtemp(prefix="jinja-", dir=C.DEFAULT_LOCAL_TMP)
     except OSError:
