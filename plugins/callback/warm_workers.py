@@ -56,10 +56,13 @@ class CallbackModule(CallbackBase):
         self._warm = False
         self._play = None
         self._loaded_by_name: set[tuple[str, str]] = set()
+        # the hosts whose plugins this play has loaded: a host's variables are read once per play, not per fork
+        self._hosts_seen: set[str] = set()
 
     def v2_playbook_on_play_start(self, play):
         gc.unfreeze()
         self._play = play
+        self._hosts_seen.clear()
         if not self._warm:
             self._warm = True
             _load_template_plugins()
@@ -82,6 +85,9 @@ class CallbackModule(CallbackBase):
     def _load_connection_plugins(self, host) -> None:
         """The connection and become plugins the host's variables or the play name; a templated name is the worker's
         to resolve, and a plugin named but not used costs one load per run."""
+        if host.name in self._hosts_seen:
+            return
+        self._hosts_seen.add(host.name)
         scopes = [host.vars, *(group.get_vars() for group in host.get_groups())]
         for kind, variable, attribute, loader in (("connection", "ansible_connection", "connection", connection_loader),
                                                   ("become", "ansible_become_method", "become_method", become_loader)):
