@@ -16,6 +16,8 @@ description:
   - A multi-node group whose members did not start together (one restarted alone after a reboot or a crash), a
     member whose container is not running, or a head that does not generate restarts as a whole, head first.
   - A node that did not answer in this run makes the verdict C(fail).
+  - The vllm_serve role asks it whether the head must be probed (C(probe)); the M(inferops.vllm.group_verdict) action
+    then sets the verdict it acts on, with the probe.
 options:
   _input:
     description: The cluster, C(vllm_launch.cluster) (its C(name) and C(nodes), head first).
@@ -37,9 +39,10 @@ author: inferops.vllm contributors (@inferops)
 """
 
 EXAMPLES = r"""
-- name: Judge the group
-  ansible.builtin.set_fact:
-    vllm_serve_group: "{{ vllm_launch.cluster | inferops.vllm.group_verdict(hostvars, 120) }}"
+- name: Only a generation can tell
+  ansible.builtin.debug:
+    msg: probe the head
+  when: (vllm_launch.cluster | inferops.vllm.group_verdict(hostvars, 120)).action == 'probe'
 """
 
 RETURN = r"""

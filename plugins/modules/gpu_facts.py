@@ -37,6 +37,14 @@ options:
       - The preflight role turns it on; a driver role reading the same facts again does not repeat it.
     type: bool
     default: false
+  expect:
+    description:
+      - What the node must have to serve, judged on the controller once the facts are read; the task fails naming every
+        problem, with the fix (module_utils/controller/preflight.py). Never sent to the node.
+      - C(min_driver_branch) (int, the lowest NVIDIA driver branch), C(host_stack) (the launch's host section,
+        C(vllm_launch.host_stack), with the GPU vendor, model and count, fabric and HCAs; without it only the driver
+        branch is judged) and C(require_rdma) (bool, default true; an RDMA fabric needs an active RDMA port).
+    type: dict
 extends_documentation_fragment:
   - inferops.vllm.attributes
   - inferops.vllm.attributes.read_only
@@ -49,6 +57,12 @@ attributes:
 EXAMPLES = r"""
 - name: Gather GPU facts
   inferops.vllm.gpu_facts:
+
+- name: Gather GPU facts and check them against the node's launch
+  inferops.vllm.gpu_facts:
+    expect:
+      min_driver_branch: 580
+      host_stack: "{{ vllm_launch.host_stack }}"
 
 - name: Show the driver branch
   ansible.builtin.debug:

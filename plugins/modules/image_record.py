@@ -48,9 +48,24 @@ options:
     type: bool
     default: false
   node:
-    description: The node's name, for the refusal's message.
+    description: The node's name, for the refusal's messages.
     type: str
     default: this node
+  run:
+    description:
+      - Set the fact C(vllm_image_to_run) to the image the node runs next (RV(to_run)), or with V(previous) to the one
+        a rollback starts (RV(rollback_to)). Where that is no pinned reference (no pulled image, nothing to roll back
+        to) the task fails with the fix.
+      - Taken on the controller; never sent to the node.
+    type: str
+    choices: [current, previous]
+  known:
+    description:
+      - With V(query), a result of this module that the run already has (a registered V(present) or V(rolled_back)
+        step). The query is answered from it on the controller, without the node (the result then has
+        C(known=true)). A result without RV(to_run) (a skipped step's) is not an answer, and the node is read.
+      - Taken on the controller; never sent to the node.
+    type: dict
 extends_documentation_fragment:
   - inferops.vllm.attributes
   - inferops.vllm.attributes.posix
@@ -69,6 +84,13 @@ EXAMPLES = r"""
     ref: vllm/vllm-openai@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
     node: "{{ inventory_hostname }}"
   register: vllm_image_record
+
+- name: Choose the image to run (the fact vllm_image_to_run), from this run's record where there is one
+  inferops.vllm.image_record:
+    state: query
+    node: "{{ inventory_hostname }}"
+    known: "{{ vllm_image_record | default(omit) }}"
+    run: current
 
 - name: The node went back to its previous digest
   inferops.vllm.image_record:
@@ -89,6 +111,11 @@ rollback_to:
   description: The digest a rollback would start (the record's C(previous)), or an empty string.
   returned: always
   type: str
+ansible_facts:
+  description: With O(run), C(vllm_image_to_run), the pinned reference the node runs next.
+  returned: with O(run), where there is an image to run
+  type: dict
+  sample: {vllm_image_to_run: "vllm/vllm-openai@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
 pull_needed:
   description: V(present) only. The node lacks the image O(ref) names; nothing was recorded.
   returned: always

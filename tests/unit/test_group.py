@@ -55,3 +55,19 @@ def test_a_node_that_did_not_answer_fails_the_verdict():
 def test_a_single_node_is_judged_by_its_head_alone():
     assert group.verdict("one", [member(5000)], ["n1"], 120, None)["action"] == group.PROBE
     assert group.verdict("one", [member(started=True)], ["n1"], 120, None)["action"] == group.WAIT
+
+
+def test_the_role_s_verdict_reads_the_members_facts_and_the_probe_only_where_it_decides():
+    cluster = {"name": "lab", "nodes": NODES}
+    hostvars = {"n1": {"vllm_serve_member": member(1000)}, "n2": {"vllm_serve_member": member(1030)}}
+    assert group.judged(hostvars, cluster, 120, probe={"ready": True})["action"] == group.NONE
+    # the head was not probed (its task skipped): the group restarts
+    skipped = group.judged(hostvars, cluster, 120, probe={"skipped": True, "changed": False})
+    assert skipped["action"] == group.RESTART and skipped["reason"].endswith("does not serve: no answer")
+    assert group.judged(hostvars, cluster, 120)["reason"] == "the head of lab does not serve: the head was not probed"
+    # an earlier pass's probe is not read where the containers decide
+    restarted = dict(hostvars, n2={"vllm_serve_member": member(4600)})
+    assert group.judged(restarted, cluster, 120, probe={"ready": True})["action"] == group.RESTART
+    assert group.judged(hostvars, cluster, 120, force=True) == {"action": group.RESTART,
+                                                                 "reason": "a restart was asked for"}
+    assert group.judged({"n1": hostvars["n1"]}, cluster, 120)["action"] == group.FAIL

@@ -4,12 +4,14 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import image_record
 
 OLD = "r.site:5000/vllm/vllm-openai@sha256:" + "a" * 64
 NEW = "r.site:5000/vllm/vllm-openai@sha256:" + "b" * 64
 NEW_UPSTREAM = "vllm/vllm-openai@sha256:" + "b" * 64
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def upgraded() -> dict:
@@ -111,3 +113,50 @@ def test_the_module_records_a_pull_whole_and_refuses_a_rolled_back_digest(tmp_pa
     assert module(tmp_path, False, state="query")["changed"] is False and oct(record.stat().st_mode & 0o777) == "0o600"
     assert module(tmp_path, True, ref=NEW, vllm_version="0.32.0")["changed"] is True
     assert oct(record.stat().st_mode & 0o777) == "0o644"
+
+
+# --- vllm_image's to_run entry point: one step, on this machine ------------------------------------------------------
+
+def to_run(tmp_path, previous: bool, known=None) -> tuple:
+    """vllm_image's to_run entry point in a play on this machine, as fabric_check and vllm_serve include it."""
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(
+        "- hosts: localhost\n  connection: local\n  gather_facts: false\n  tasks:\n"
+        "    - ansible.builtin.import_role: {name: inferops.vllm.vllm_image, tasks_from: to_run}\n"
+        "    - ansible.builtin.debug: {msg: 'RUNS {{ vllm_image_to_run }} KNOWN {{ vllm_image_to_run_read.known | default(false) }}'}\n")
+    extra = {"vllm_image_state_dir": str(tmp_path / "state"), "vllm_image_to_run_previous": previous,
+             "ansible_python_interpreter": sys.executable}
+    if known is not None:
+        extra["vllm_image_record"] = known
+    (tmp_path / "vars.json").write_text(json.dumps(extra))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_CALLBACK_RESULT_FORMAT="json")
+    out = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", str(playbook),
+                          "-e", "@" + str(tmp_path / "vars.json")], cwd=ROOT, env=env, capture_output=True, text=True,
+                         check=False, timeout=180)
+    return out.returncode, out.stdout + out.stderr
+
+
+def test_the_image_to_run_is_chosen_in_one_step_from_the_record_or_this_runs_result(tmp_path):
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "image.json").write_text(json.dumps(upgraded()))
+    rc, out = to_run(tmp_path, previous=False)
+    assert rc == 0 and "RUNS %s" % NEW in out, out[-3000:]
+    rc, out = to_run(tmp_path, previous=True)
+    assert rc == 0 and "RUNS %s" % OLD in out, out[-3000:]
+    # this run's vllm_image step answers without reading the record (here: one that names another digest)
+    known = {"changed": False, "record": {"current": OLD}, "to_run": OLD, "rollback_to": "", "pull_needed": False}
+    rc, out = to_run(tmp_path, previous=False, known=known)
+    assert rc == 0 and "RUNS %s KNOWN True" % OLD in out, out[-3000:]
+    # nothing to roll back to: the fix, and no fact
+    rc, out = to_run(tmp_path, previous=True, known=known)
+    assert rc != 0 and "localhost has no previous digest to roll back to (%s)" % (tmp_path / "state" / "image.json") in out
+    assert "Run the vllm_image role first." in out and "RUNS" not in out
+    # a skipped step's result is no answer: the record is read
+    rc, out = to_run(tmp_path, previous=False, known={"changed": False, "skipped": True})
+    assert rc == 0 and "RUNS %s KNOWN False" % NEW in out, out[-3000:]
+
+
+def test_no_record_and_nothing_pulled_fails_with_the_fix(tmp_path):
+    rc, out = to_run(tmp_path, previous=False)
+    assert rc != 0 and "localhost has no pulled image" in out and "Run the vllm_image role first." in out, out[-3000:]

@@ -125,13 +125,16 @@ def test_host_proxy_by_checksum_or_gone():
                 "apt_checksum": "a" * 40, "apt_mode": "0640", "docker": True,
                 "docker_env_file": "/etc/docker/http-proxy.env", "docker_env_checksum": "b" * 40,
                 "docker_dropin": "/etc/systemd/system/docker.service.d/http-proxy.conf", "docker_dropin_checksum": "c" * 40,
-                "docker_service": True}
+                "docker_service": True, "problems": []}
     files = ws.build("host_proxy", settings)["changes"]["files"]
     assert files["/etc/docker/http-proxy.env"] == {"checksum": "b" * 40, "mode": "0600"}
     gone = ws.build("host_proxy", dict(settings, enabled=False))["changes"]
     assert set(v["exists"] for v in gone["files"].values()) == {False} and gone["always"] == ""
     el = ws.build("host_proxy", dict(settings, family="RedHat", docker=False))["changes"]
     assert el == {"files": {}, "always": "dnf.conf: its proxy= line is set on every run"}
+    # a wrong inferops_proxy stops the read with its problems, before anything is written
+    with pytest.raises(ws.SettingsError, match=r"^inferops_proxy.http='http://ops:\*\*\*@p:3128/x' has a path"):
+        ws.build("host_proxy", dict(settings, problems=["inferops_proxy.http='http://ops:***@p:3128/x' has a path."]))
 
 
 SERVE = {"config_dir": "/etc/inferops-vllm", "config_checksum": "a" * 40, "env_checksum": "b" * 40,

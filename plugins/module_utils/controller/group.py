@@ -13,7 +13,7 @@ not generate, restarts as a whole: stop all, start the head, then the followers.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 # The verdict's actions, in the order the role acts on them.
 NONE, PROBE, WAIT, RESTART, FAIL = "none", "probe", "wait", "restart", "fail"
@@ -68,3 +68,19 @@ def verdict(cluster: str, members: List[Optional[Dict[str, Any]]], nodes: List[s
     if not probe.get("ready"):
         return {"action": RESTART, "reason": "the head of %s does not serve: %s" % (cluster, probe.get("detail") or "no answer")}
     return {"action": NONE, "reason": "%s serves" % cluster}
+
+
+def judged(hostvars: Mapping[str, Mapping[str, Any]], cluster: Mapping[str, Any], window: float, force: bool = False,
+           probe: Optional[Dict[str, Any]] = None) -> Dict[str, str]:
+    """The verdict vllm_serve acts on: a restart where one was asked for (`force`); else the verdict of the members'
+    vllm_serve_member facts in `hostvars`, and where those leave it to a generation, of the head's `probe` (none: the
+    head was not probed, which restarts the group)."""
+    if force:
+        return {"action": RESTART, "reason": "a restart was asked for"}
+    nodes = list(cluster["nodes"])
+    members = [hostvars[node].get("vllm_serve_member") if node in hostvars else None for node in nodes]
+    before = verdict(cluster["name"], members, nodes, float(window))
+    if before["action"] != PROBE:
+        return before
+    return verdict(cluster["name"], members, nodes, float(window),
+                   probe if probe is not None else {"ready": False, "detail": "the head was not probed"})

@@ -243,10 +243,14 @@ class HostProxy:
     docker_dropin: str
     docker_dropin_checksum: str
     docker_service: bool           # dockerd's unit is read (the live system's, which the role restarts)
+    problems: List[str]            # what is wrong with inferops_proxy (a password as ***), with the fix
 
 
 def host_proxy(s: HostProxy) -> Wanted:
-    """changes.yml: a file the role writes is there with its checksum and mode, one it removes is gone."""
+    """changes.yml: a file the role writes is there with its checksum and mode, one it removes is gone. A wrong
+    inferops_proxy stops the read, before anything is written."""
+    if s.problems:
+        raise SettingsError(" ".join(s.problems))
     files: Dict[str, Any] = {}
     if s.family == "Debian":
         files[s.apt_file] = {"checksum": s.apt_checksum, "mode": s.apt_mode} if s.enabled else {"exists": False}

@@ -23,6 +23,8 @@ SPECS: Dict[str, dict] = {
         "sysfs_root": {"type": "path", "default": "/sys"},
         "memory_usage": {"type": "bool", "default": False},
         "warn_secure_boot": {"type": "bool", "default": False},
+        # consumed by the action plugin, which judges the facts against it
+        "expect": {"type": "dict"},
     },
     "node_state": {
         "packages": _LIST, "services": _LIST, "files": _PATHS, "read": _PATHS, "images": _LIST, "containers": _LIST,
@@ -37,6 +39,8 @@ SPECS: Dict[str, dict] = {
         "vllm_version": {"type": "str"},
         "retry_failed": {"type": "bool", "default": False},
         "node": {"type": "str", "default": "this node"},
+        # consumed by the action plugin: the image to run as a fact, and an earlier result that answers a query
+        "run": {"type": "str", "choices": ["current", "previous"]}, "known": {"type": "dict"},
     },
 }
 

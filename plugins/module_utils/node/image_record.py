@@ -10,9 +10,9 @@ Record: {"current": ref, "previous": ref | None, "vllm_version": str | None,
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.inferops.vllm.plugins.module_utils.node.image_ref import digest
+from ansible_collections.inferops.vllm.plugins.module_utils.node.image_ref import ENDS_IN_DIGEST, digest
 
 Record = Dict[str, Any]
 
@@ -72,3 +72,13 @@ def to_run(record: Record, previous: bool, unrecorded: str = "") -> str:
     if not record.get("current"):
         return unrecorded or ""
     return (record.get("previous") if previous else record["current"]) or ""
+
+
+def choose(result: Dict[str, Any], previous: bool, node: str, path: str) -> Tuple[str, str]:
+    """The image a node runs next from an image_record result (its to_run, or rollback_to when rolling back), and
+    the refusal with the fix where that is no pinned reference ("" when there is one)."""
+    image = (result.get("rollback_to") if previous else result.get("to_run")) or ""
+    if ENDS_IN_DIGEST.match(image):
+        return image, ""
+    return image, "%s has %s (%s). Run the vllm_image role first." % (
+        node, "no previous digest to roll back to" if previous else "no pulled image", path)
