@@ -68,6 +68,6 @@ def test_the_role_s_verdict_reads_the_members_facts_and_the_probe_only_where_it_
     # an earlier pass's probe is not read where the containers decide
     restarted = dict(hostvars, n2={"vllm_serve_member": member(4600)})
     assert group.judged(restarted, cluster, 120, probe={"ready": True})["action"] == group.RESTART
-    assert group.judged(hostvars, cluster, 120, force=True) == {"action": group.RESTART,
-                                                                 "reason": "a restart was asked for"}
+    forced = group.judged(hostvars, cluster, 120, force=True)
+    assert forced == {"action": group.RESTART, "reason": "a restart was asked for"}
     assert group.judged({"n1": hostvars["n1"]}, cluster, 120)["action"] == group.FAIL
