@@ -51,7 +51,7 @@ smoke() {
 # After the smoke play: where every node's vLLM listens, the weights and image records, a second run and a
 # --check --diff run that change nothing, day two, and the nodes destroyed.
 verify() {
-  local n record pair_start rerun_pid run recap
+  local n record pair_start rerun_pid run recap fabric_records
   # day two: an upgrade target (same vLLM, another digest) and an image whose vLLM cannot start
   timed build_lab_variants
   LAB_UPGRADE=$(push_image local/inferops-lab-vllm:upgrade inferops/lab-vllm:upgrade)
@@ -72,6 +72,7 @@ verify() {
   # a second run and a --check --diff run side by side (each waits on the nodes most of the time):
   # neither may change anything, so neither can disturb the other
   pair_start=$SECONDS
+  fabric_records=$(docker exec lab-node1 cat /var/lib/inferops-vllm/fabric.json; docker exec lab-node3 cat /var/lib/inferops-vllm/fabric.json)
   ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke >"$LOG_DIR/lab-rerun.log" 2>&1 &
   rerun_pid=$!
   ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke --check --diff >"$LOG_DIR/lab-check.log" 2>&1 ||
@@ -86,6 +87,12 @@ verify() {
     fi
   done
   log "second run changed nothing; check mode with --diff is clean ($((SECONDS - pair_start)) s for both)"
+  # the heads' records of the deploy run's fabric checks still hold (same image, nodes, launch): no collective again
+  [[ $fabric_records == "$(docker exec lab-node1 cat /var/lib/inferops-vllm/fabric.json; docker exec lab-node3 cat /var/lib/inferops-vllm/fabric.json)" ]] ||
+    die "the second site.yml run checked the fabric again although nothing it proves changed (log: $LOG_DIR/lab-rerun.log)"
+  grep -c "still holds" "$LOG_DIR/lab-rerun.log" | grep -qx 2 ||
+    die "the second site.yml run does not say that both clusters' fabric checks still hold (log: $LOG_DIR/lab-rerun.log)"
+  log "fabric: both clusters' checks of the deploy run still hold; no collective ran again"
   # day two (tests/lab/day_two.py): a rolling upgrade under load, cut in the drain and in the move
   # and run again; an upgrade that rolls back (and its digest then refused); a rolling restart; a
   # restarted TP follower node, then a killed DP follower, healed by the watchdogs with the

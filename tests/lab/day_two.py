@@ -41,6 +41,7 @@ REPORTS = ""   # --reports/rollout
 REVISIONS = [os.environ.get("INFEROPS_HUB_TINY_K3_REVISION" + suffix, "") for suffix in ("", "_2", "_3")]
 SERVED = {"revision": REVISIONS[0]}   # what the lab's inventory names; the upgrade moves it
 RECORD = "/var/lib/inferops-vllm/model.json"
+FABRIC_RECORD = "/var/lib/inferops-vllm/fabric.json"   # on each cluster's head (roles/fabric_check)
 CONFIG_FILE, ENV_FILE = "/etc/inferops-vllm/vllm.yaml", "/etc/inferops-vllm/vllm.env"
 SNAPSHOTS = "/srv/models/huggingface/hub/models--inferops--tiny-k3/snapshots"
 
@@ -117,6 +118,11 @@ def revision_of(node: str) -> str:
 
 def model_record(node: str) -> dict:
     return json.loads(docker(node, "cat", RECORD))
+
+
+def fabric_records() -> dict[str, dict]:
+    """Each cluster's record of its last fabric check, on its head: rewritten by every check that runs."""
+    return {name: json.loads(docker(nodes[0], "cat", FABRIC_RECORD)) for name, (_endpoint, nodes) in CLUSTERS.items()}
 
 
 def whole(when: str) -> None:
@@ -371,10 +377,12 @@ def step_rerun(variant: str, figures: dict) -> None:
     log("kill the TP follower, run site.yml with a changed launch, Ctrl-C it during serve, run it again")
     endpoint, nodes = CLUSTERS["lab"]
     kill_vllm(nodes[1])
+    checked = fabric_records()
     args = ["-i", str(Path(__file__).with_name("inventory-rerun.yml")), "--skip-tags", "smoke",
             "-e", "vllm_image=" + variant, *weights_args()]
     _rc, cut_seconds, cut_out = play("site.yml", *args, interrupt_at="vllm_serve : Run the vLLM container",
                                      log_name="day2-rerun-cut.log")
+    checked_cut = fabric_records()
     start = time.monotonic()
     first_served: list[float] = []
 
@@ -401,6 +409,20 @@ def step_rerun(variant: str, figures: dict) -> None:
         check("INFEROPS_LAB_RERUN=1" in docker(node, "cat", "/etc/inferops-vllm/vllm.env"), "%s lacks the new launch" % node)
     whole("after the cut site.yml was run again")
     check(not others, "site.yml after a node restart changed more than lab's launch: %s" % others)
+    # the fabric is proven again where what the check proved changed (another image; lab's launch), before the cut,
+    # and only then: the run after the cut keeps those records
+    checked_after = fabric_records()
+    for name, before in checked.items():
+        again = name == "lab" or before["image"].rpartition("@")[2] != variant.rpartition("@")[2]
+        cut = checked_cut[name]
+        if again:
+            check(cut["checked_at"] != before["checked_at"] and cut["passed"] is True
+                  and cut["image"].rpartition("@")[2] == variant.rpartition("@")[2],
+                  "%s's fabric was not checked again with the new image and launch: %s" % (name, cut))
+        else:
+            check(cut == before, "%s's fabric was checked again though nothing it proves changed: %s" % (name, cut))
+        check(checked_after[name] == cut, "the run after the cut checked %s's fabric again: %s" % (name, checked_after[name]))
+    log("fabric: checked again by the cut run where the image or launch changed, kept by the run after it")
 
 
 def main() -> None:

@@ -14,9 +14,12 @@ against the fabric the inventory declares.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref
 
 RESULT_MARKER = "INFEROPS_FABRIC "
 
@@ -160,3 +163,64 @@ def judge(host: str, fabric: str, log_text: str, min_busbw_gbps: float = 0.0, re
             "links": facts["links"], "busbw_gbps": result.get("busbw_gbps"), "algbw_gbps": result.get("algbw_gbps"),
             "bytes": result.get("bytes"), "world_size": result.get("world_size"), "problems": problems,
             "passed": not problems}
+
+
+# What of each node's launch the check runs with: its HCAs, the host stack (vendor, fabric, GPUDirect mode, the
+# collective backend), the environment and the container options (GPUs, devices, capabilities, volumes).
+_LAUNCH_FACING = ("hcas", "host_stack", "env", "container")
+
+
+def basis(launches: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> str:
+    """A digest of what a check proved besides the image and the nodes: every node's fabric-facing launch, in the
+    cluster's node order, the cluster's fabric and head address, and the check's own settings (a site that raises
+    its bandwidth baseline wants it proven again)."""
+    facing = [dict({key: launch.get(key) for key in _LAUNCH_FACING}, host=launch.get("host"),
+                   fabric=(launch.get("cluster") or {}).get("fabric"),
+                   head_address=(launch.get("cluster") or {}).get("head_address")) for launch in launches]
+    # settings as text: an inventory's "20" and 20 are one setting
+    text = json.dumps([facing, {key: str(value) for key, value in settings.items()}], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def record_changes(record: Mapping[str, Any], image: str, nodes: Sequence[str],
+                   basis_now: Optional[str] = None) -> List[str]:
+    """What no longer holds of the head's record of the cluster's last check (fabric.json): `failed`, `another
+    image` (by digest), `other nodes`, `another launch` (compared only when `basis_now` is given; a record without
+    a basis predates it). [] : the record still holds."""
+    notes = []
+    if record.get("passed") is not True:
+        notes.append("failed")
+    if image and image_ref.digest(str(record.get("image") or "")) != image_ref.digest(image):
+        notes.append("another image")
+    if nodes and list(record.get("nodes") or []) != list(nodes):
+        notes.append("other nodes")
+    if basis_now is not None and record.get("basis") != basis_now:
+        notes.append("another launch")
+    return notes
+
+
+def check_due(record_text: str, image: str, nodes: Sequence[str], launches: Sequence[Mapping[str, Any]],
+              settings: Mapping[str, Any], forced: Sequence[str] = ()) -> Dict[str, Any]:
+    """Whether this run runs the cluster's collective, and why. It does where something forces it (`forced`), where
+    the head holds no readable record, or where the record no longer holds; a record that holds is the cluster's
+    verdict until the image, the nodes, their fabric-facing launch or the check's settings change. A cluster whose
+    launches are not all in this run (a --limit) is checked: its missing ranks then fail the check by name."""
+    now = basis(launches, settings)
+    try:
+        record = json.loads(record_text) if record_text and record_text.strip() else {}
+    except ValueError:
+        record = None
+    if not isinstance(record, dict):
+        reasons = ["an unreadable record"]
+        record = {}
+    elif not record:
+        reasons = ["no record of an earlier check"]
+    else:
+        reasons = ["the check of %s: %s" % (record.get("checked_at") or "an unknown time", note)
+                   for note in record_changes(record, image, nodes, now)]
+    missing = len(nodes) - len(launches)
+    if missing > 0:
+        reasons.append("%d of the cluster's nodes outside this run" % missing)
+    reasons = list(forced) + reasons
+    return {"due": bool(reasons), "reasons": reasons, "basis": now, "checked_at": record.get("checked_at"),
+            "summary": record.get("summary")}

@@ -9,8 +9,8 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import fabric
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import capacity
-from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref
 
 DEFINITIONS = {
     "ttft_s": "time to first token: request sent -> first chunk with content, reasoning or a tool call",
@@ -51,13 +51,8 @@ def fabric_line(this_run: str, record: Dict[str, Any], image: str, nodes: Sequen
         return this_run
     if not record.get("summary"):
         return "not run"
-    notes = [str(record.get("checked_at") or "at an unknown time")]
-    if record.get("passed") is False:
-        notes.append("failed")
-    if image and record.get("image") and image_ref.digest(record["image"]) != image_ref.digest(image):
-        notes.append("another image")
-    if nodes and record.get("nodes") and list(record["nodes"]) != list(nodes):
-        notes.append("other nodes")
+    # what no longer holds, as the fabric check judges its record (it also compares the launch: not known here)
+    notes = [str(record.get("checked_at") or "at an unknown time")] + fabric.record_changes(record, image, nodes)
     return "%s (an earlier run, %s)" % (record["summary"], ", ".join(notes))
 
 
