@@ -27,12 +27,9 @@ options:
     type: dict
     required: true
   hostvars:
-    description: Ansible's C(hostvars), for the head's read and every node's C(vllm_launch).
+    description: Ansible's C(hostvars), for the head's read and every node's C(vllm_launch) and C(vllm_image_to_run)
+      (the image the check runs and vLLM starts next), so that every node of the cluster comes to the same answer.
     type: raw
-    required: true
-  image:
-    description: The image the check runs and vLLM will start next (C(vllm_image_to_run)).
-    type: str
     required: true
   settings:
     description: The check's own settings that decide what it proves (size, iterations, baseline, GPUDirect, port); the
@@ -50,7 +47,7 @@ author: inferops.vllm contributors (@inferops)
 EXAMPLES = r"""
 - name: Say whether the fabric is checked
   ansible.builtin.debug:
-    msg: "{{ (vllm_launch.cluster | inferops.vllm.fabric_check_due(hostvars, vllm_image_to_run, {'bytes': 268435456})).reasons }}"
+    msg: "{{ (vllm_launch.cluster | inferops.vllm.fabric_check_due(hostvars, {'bytes': 268435456})).reasons }}"
 """
 
 RETURN = r"""
@@ -80,17 +77,19 @@ def script_digest() -> str:
         return ""
 
 
-def fabric_check_due(cluster, hostvars, image, settings, force=False):
+def fabric_check_due(cluster, hostvars, settings, force=False):
     nodes = list(cluster["nodes"])
     head = cluster.get("head") or nodes[0]
     read = (hostvars[head].get("fabric_check_last") if head in hostvars else None) or {}
     # the read names one file, the record (a missing one has no content)
     files = list((read.get("files") or {}).values())
     text = str(files[0].get("content") or "") if files else ""
-    launches = [hostvars[node].get("vllm_launch") for node in nodes if node in hostvars]
-    return fabric.check_due(text, image or "", nodes, [launch for launch in launches if launch],
-                            dict(settings, script=script_digest()),
-                            ["fabric_check_force"] if force else [])
+    # every node's facts, not this node's own: all of the cluster's nodes come to the same answer
+    members = [hostvars[node] for node in nodes if node in hostvars]
+    launches = [member.get("vllm_launch") for member in members]
+    images = [str(member.get("vllm_image_to_run") or "") for member in members]
+    return fabric.check_due(text, images, nodes, [launch for launch in launches if launch],
+                            dict(settings, script=script_digest()), ["fabric_check_force"] if force else [])
 
 
 class FilterModule:

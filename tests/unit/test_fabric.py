@@ -1,6 +1,7 @@
 """The fabric check's reading of NCCL/RCCL debug output and its verdicts."""
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -113,38 +114,39 @@ def recorded(**changes):
 
 
 def test_a_record_of_the_same_check_holds_through_a_mirror_and_settings_written_as_text():
-    plan = fabric.check_due(recorded(), IMAGE, ["h1", "h2"], launches(), dict(SETTINGS, iterations="20"))
+    plan = fabric.check_due(recorded(), [IMAGE, IMAGE], ["h1", "h2"], launches(), dict(SETTINGS, iterations="20"))
     assert plan == {"due": False, "reasons": [], "basis": fabric.basis(launches(), SETTINGS),
                     "checked_at": "2026-12-04T09:00:00Z", "summary": "h1 ib-gdr 180 GB/s; h2 ib-gdr 181 GB/s"}
 
 
-@pytest.mark.parametrize("record, image, nodes, runs, settings, reason", [
-    ("", IMAGE, ["h1", "h2"], launches(), SETTINGS, "no record of an earlier check"),
-    ("{not json", IMAGE, ["h1", "h2"], launches(), SETTINGS, "an unreadable record"),
-    ("[]", IMAGE, ["h1", "h2"], launches(), SETTINGS, "an unreadable record"),
-    (recorded(passed=False), IMAGE, ["h1", "h2"], launches(), SETTINGS, "the check of 2026-12-04T09:00:00Z: failed"),
-    (recorded(), IMAGE.replace("a" * 64, "b" * 64), ["h1", "h2"], launches(), SETTINGS,
+@pytest.mark.parametrize("record, images, nodes, runs, settings, reason", [
+    ("", [IMAGE, IMAGE], ["h1", "h2"], launches(), SETTINGS, "no record of an earlier check"),
+    ("{not json", [IMAGE, IMAGE], ["h1", "h2"], launches(), SETTINGS, "an unreadable record"),
+    ("[]", [IMAGE, IMAGE], ["h1", "h2"], launches(), SETTINGS, "an unreadable record"),
+    (recorded(passed=False), [IMAGE, IMAGE], ["h1", "h2"], launches(), SETTINGS, "the check of 2026-12-04T09:00:00Z: failed"),
+    # one node that will run another image (a half-done upgrade): the whole cluster is checked, not one rank
+    (recorded(), [IMAGE, IMAGE.replace("a" * 64, "b" * 64)], ["h1", "h2"], launches(), SETTINGS,
      "the check of 2026-12-04T09:00:00Z: another image"),
-    (recorded(nodes=["h1", "h3"]), IMAGE, ["h1", "h2"], launches(), SETTINGS,
+    (recorded(nodes=["h1", "h3"]), [IMAGE, IMAGE], ["h1", "h2"], launches(), SETTINGS,
      "the check of 2026-12-04T09:00:00Z: other nodes"),
     # one node's environment (NCCL_IB_HCA, a proxy, anything the container sees), or the site's baseline
-    (recorded(), IMAGE, ["h1", "h2"], launches(NCCL_IB_HCA="=mlx5_1"), SETTINGS,
+    (recorded(), [IMAGE, IMAGE], ["h1", "h2"], launches(NCCL_IB_HCA="=mlx5_1"), SETTINGS,
      "the check of 2026-12-04T09:00:00Z: another launch"),
-    (recorded(), IMAGE, ["h1", "h2"], launches(), dict(SETTINGS, min_busbw_gbps=40),
+    (recorded(), [IMAGE, IMAGE], ["h1", "h2"], launches(), dict(SETTINGS, min_busbw_gbps=40),
      "the check of 2026-12-04T09:00:00Z: another launch"),
-    (recorded(basis=None), IMAGE, ["h1", "h2"], launches(), SETTINGS, "the check of 2026-12-04T09:00:00Z: another launch"),
+    (recorded(basis=None), [IMAGE, IMAGE], ["h1", "h2"], launches(), SETTINGS, "the check of 2026-12-04T09:00:00Z: another launch"),
 ])
-def test_the_check_runs_again_where_its_record_no_longer_holds(record, image, nodes, runs, settings, reason):
-    plan = fabric.check_due(record, image, nodes, runs, settings)
+def test_the_check_runs_again_where_its_record_no_longer_holds(record, images, nodes, runs, settings, reason):
+    plan = fabric.check_due(record, images, nodes, runs, settings)
     assert plan["due"] and plan["reasons"] == [reason]
     assert plan["basis"] == fabric.basis(runs, settings)
 
 
 def test_a_forced_check_or_a_node_outside_the_run_runs_it():
-    plan = fabric.check_due(recorded(), IMAGE, ["h1", "h2"], launches(), SETTINGS, ["fabric_check_force"])
+    plan = fabric.check_due(recorded(), [IMAGE, IMAGE], ["h1", "h2"], launches(), SETTINGS, ["fabric_check_force"])
     assert plan["due"] and plan["reasons"] == ["fabric_check_force"]
     # --limit h1: h2's rank will not join; the check runs and fails naming it, rather than passing on an old record
-    plan = fabric.check_due(recorded(), IMAGE, ["h1", "h2"], launches()[:1], SETTINGS)
+    plan = fabric.check_due(recorded(), [IMAGE], ["h1", "h2"], launches()[:1], SETTINGS)
     assert plan["reasons"] == ["the check of 2026-12-04T09:00:00Z: another launch", "1 of the cluster's nodes outside this run"]
 
 
@@ -155,22 +157,24 @@ def test_the_filter_reads_the_heads_record_from_its_read():
     assert len(script_digest()) == 64
     made = recorded(basis=fabric.basis(launches(), dict(SETTINGS, script=script_digest())))
     read = {"files": {"/var/lib/inferops-vllm/fabric.json": {"exists": True, "content": made}}}
-    hostvars = {"h1": {"vllm_launch": launches()[0], "fabric_check_last": read}, "h2": {"vllm_launch": launches()[1]}}
-    assert fabric_check_due(cluster, hostvars, IMAGE, SETTINGS)["due"] is False
+    hostvars = {"h1": {"vllm_launch": launches()[0], "vllm_image_to_run": IMAGE, "fabric_check_last": read},
+                "h2": {"vllm_launch": launches()[1], "vllm_image_to_run": IMAGE}}
+    assert fabric_check_due(cluster, hostvars, SETTINGS)["due"] is False
     read["files"]["/var/lib/inferops-vllm/fabric.json"]["content"] = recorded()
-    assert fabric_check_due(cluster, hostvars, IMAGE, SETTINGS)["reasons"] == [
+    assert fabric_check_due(cluster, hostvars, SETTINGS)["reasons"] == [
         "the check of 2026-12-04T09:00:00Z: another launch"]
     read["files"]["/var/lib/inferops-vllm/fabric.json"]["content"] = made
-    assert fabric_check_due(cluster, hostvars, IMAGE, SETTINGS, force=True)["reasons"] == ["fabric_check_force"]
+    assert fabric_check_due(cluster, hostvars, SETTINGS, force=True)["reasons"] == ["fabric_check_force"]
     missing = {"files": {"/var/lib/inferops-vllm/fabric.json": {"exists": False}}}
-    assert fabric_check_due(cluster, dict(hostvars, h1=dict(hostvars["h1"], fabric_check_last=missing)), IMAGE,
+    assert fabric_check_due(cluster, dict(hostvars, h1=dict(hostvars["h1"], fabric_check_last=missing)),
                             SETTINGS)["reasons"] == ["no record of an earlier check"]
 
 
 # --- the role's decision in a real play: two "nodes" on this machine, in check mode (nothing runs a container) -------
 
-def role_run(tmp_path, *extra_args) -> str:
-    """fabric_check in check mode on two local hosts sharing one state dir; prints the plan's basis after it."""
+def role_run(tmp_path, *extra_args, check: bool = True) -> str:
+    """fabric_check on two local hosts sharing one state dir (in check mode unless told: nothing runs a container);
+    prints the plan's basis after it."""
     state = tmp_path / "state"
     state.mkdir(exist_ok=True)
     (state / "image.json").write_text(json.dumps({"current": IMAGE, "history": []}))
@@ -188,7 +192,7 @@ def role_run(tmp_path, *extra_args) -> str:
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_CALLBACK_RESULT_FORMAT="json")
     out = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp_path / "inventory.json"),
-                          str(tmp_path / "play.yml"), "--check", *extra_args], cwd=ROOT, env=env, capture_output=True,
+                          str(tmp_path / "play.yml"), *(["--check"] if check else []), *extra_args], cwd=ROOT, env=env, capture_output=True,
                          text=True, check=False, timeout=180)
     assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
     return out.stdout
@@ -203,6 +207,11 @@ def test_the_role_checks_a_new_cluster_and_keeps_a_record_that_holds(tmp_path):
     out = role_run(tmp_path)
     assert "The fabric check of 2026-12-04T09:00:00Z still holds (h1 ib-gdr 180 GB/s; h2 ib-gdr 181 GB/s)" in out
     assert "would be checked" not in out
+    # for real: a record that holds runs nothing and leaves the record as it was
+    out = role_run(tmp_path, check=False)
+    assert "still holds" in out
+    assert re.search(r"Run the check in the pinned image\] \**\nskipping: \[h1\]\nskipping: \[h2\]\n", out), out
+    assert json.loads((tmp_path / "state" / "fabric.json").read_text()) == record
     out = role_run(tmp_path, "-e", "fabric_check_force=true")
     assert "The fabric would be checked: fabric_check_force" in out
     # a site that raises its baseline wants the fabric proven against it

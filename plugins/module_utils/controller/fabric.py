@@ -182,15 +182,16 @@ def basis(launches: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) ->
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def record_changes(record: Mapping[str, Any], image: str, nodes: Sequence[str],
+def record_changes(record: Mapping[str, Any], images: Sequence[str], nodes: Sequence[str],
                    basis_now: Optional[str] = None) -> List[str]:
     """What no longer holds of the head's record of the cluster's last check (fabric.json): `failed`, `another
-    image` (by digest), `other nodes`, `another launch` (compared only when `basis_now` is given; a record without
-    a basis predates it). [] : the record still holds."""
+    image` (a node's image by digest: a mirror's reference names the same image), `other nodes`, `another launch`
+    (compared only when `basis_now` is given; a record without a basis predates it). [] : the record still holds."""
     notes = []
     if record.get("passed") is not True:
         notes.append("failed")
-    if image and image_ref.digest(str(record.get("image") or "")) != image_ref.digest(image):
+    recorded = image_ref.digest(str(record.get("image") or ""))
+    if any(image_ref.digest(image) != recorded for image in images if image is not None):
         notes.append("another image")
     if nodes and list(record.get("nodes") or []) != list(nodes):
         notes.append("other nodes")
@@ -199,12 +200,14 @@ def record_changes(record: Mapping[str, Any], image: str, nodes: Sequence[str],
     return notes
 
 
-def check_due(record_text: str, image: str, nodes: Sequence[str], launches: Sequence[Mapping[str, Any]],
+def check_due(record_text: str, images: Sequence[str], nodes: Sequence[str], launches: Sequence[Mapping[str, Any]],
               settings: Mapping[str, Any], forced: Sequence[str] = ()) -> Dict[str, Any]:
-    """Whether this run runs the cluster's collective, and why. It does where something forces it (`forced`), where
-    the head holds no readable record, or where the record no longer holds; a record that holds is the cluster's
-    verdict until the image, the nodes, their fabric-facing launch or the check's settings change. A cluster whose
-    launches are not all in this run (a --limit) is checked: its missing ranks then fail the check by name."""
+    """Whether this run runs the cluster's collective, and why: every node asks with the same inputs (each node's
+    image and launch, the head's record), so all of them run it or none. It runs where something forces it
+    (`forced`), where the head holds no readable record, or where the record no longer holds; a record that holds is
+    the cluster's verdict until an image, the nodes, their fabric-facing launch or the check's settings change. A
+    cluster whose launches are not all in this run (a --limit) is checked: its missing ranks then fail the check by
+    name."""
     now = basis(launches, settings)
     try:
         record = json.loads(record_text) if record_text and record_text.strip() else {}
@@ -217,7 +220,7 @@ def check_due(record_text: str, image: str, nodes: Sequence[str], launches: Sequ
         reasons = ["no record of an earlier check"]
     else:
         reasons = ["the check of %s: %s" % (record.get("checked_at") or "an unknown time", note)
-                   for note in record_changes(record, image, nodes, now)]
+                   for note in record_changes(record, images, nodes, now)]
     missing = len(nodes) - len(launches)
     if missing > 0:
         reasons.append("%d of the cluster's nodes outside this run" % missing)

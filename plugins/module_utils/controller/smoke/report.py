@@ -52,7 +52,7 @@ def fabric_line(this_run: str, record: Dict[str, Any], image: str, nodes: Sequen
     if not record.get("summary"):
         return "not run"
     # what no longer holds, as the fabric check judges its record (it also compares the launch: not known here)
-    notes = [str(record.get("checked_at") or "at an unknown time")] + fabric.record_changes(record, image, nodes)
+    notes = [str(record.get("checked_at") or "at an unknown time")] + fabric.record_changes(record, [image] if image else [], nodes)
     return "%s (an earlier run, %s)" % (record["summary"], ", ".join(notes))
 
 
