@@ -48,6 +48,12 @@ smoke() {
   python3 tests/lab/prometheus_targets.py "${targets_args[@]}"
 }
 
+# Both clusters' records of their last fabric check, on their heads (lab-node1, lab-node3).
+heads_fabric_records() {
+  docker exec lab-node1 cat /var/lib/inferops-vllm/fabric.json
+  docker exec lab-node3 cat /var/lib/inferops-vllm/fabric.json
+}
+
 # After the smoke play: where every node's vLLM listens, the weights and image records, a second run and a
 # --check --diff run that change nothing, day two, and the nodes destroyed.
 verify() {
@@ -72,7 +78,7 @@ verify() {
   # a second run and a --check --diff run side by side (each waits on the nodes most of the time):
   # neither may change anything, so neither can disturb the other
   pair_start=$SECONDS
-  fabric_records=$(docker exec lab-node1 cat /var/lib/inferops-vllm/fabric.json; docker exec lab-node3 cat /var/lib/inferops-vllm/fabric.json)
+  fabric_records=$(heads_fabric_records)
   ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke >"$LOG_DIR/lab-rerun.log" 2>&1 &
   rerun_pid=$!
   ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke --check --diff >"$LOG_DIR/lab-check.log" 2>&1 ||
@@ -88,7 +94,7 @@ verify() {
   done
   log "second run changed nothing; check mode with --diff is clean ($((SECONDS - pair_start)) s for both)"
   # the heads' records of the deploy run's fabric checks still hold (same image, nodes, launch): no collective again
-  [[ $fabric_records == "$(docker exec lab-node1 cat /var/lib/inferops-vllm/fabric.json; docker exec lab-node3 cat /var/lib/inferops-vllm/fabric.json)" ]] ||
+  [[ $fabric_records == "$(heads_fabric_records)" ]] ||
     die "the second site.yml run checked the fabric again although nothing it proves changed (log: $LOG_DIR/lab-rerun.log)"
   grep -c "still holds" "$LOG_DIR/lab-rerun.log" | grep -qx 2 ||
     die "the second site.yml run does not say that both clusters' fabric checks still hold (log: $LOG_DIR/lab-rerun.log)"

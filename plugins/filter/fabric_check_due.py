@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from pathlib import Path
 
@@ -70,6 +71,7 @@ _value:
 SCRIPT = Path(__file__).resolve().parents[2] / "roles" / "fabric_check" / "files" / "fabric_allreduce.py"
 
 
+@functools.lru_cache(maxsize=1)   # one read per process: the script does not change during a run
 def script_digest() -> str:
     try:
         return hashlib.sha256(SCRIPT.read_bytes()).hexdigest()

@@ -21,6 +21,7 @@ import urllib.parse
 from pathlib import Path
 
 import faults
+import image_ref  # plugins/module_utils/node, on the path through lab_nodes
 import node_state  # plugins/module_utils/node, on the path through lab_nodes
 from lab_nodes import (CLUSTERS, INVENTORY, ROOT, Client, container, docker, http, image_of, kill_vllm, router_workers,
                        serves, wait_until_serving)
@@ -413,11 +414,11 @@ def step_rerun(variant: str, figures: dict) -> None:
     # and only then: the run after the cut keeps those records
     checked_after = fabric_records()
     for name, before in checked.items():
-        again = name == "lab" or before["image"].rpartition("@")[2] != variant.rpartition("@")[2]
+        again = name == "lab" or image_ref.digest(before["image"]) != image_ref.digest(variant)
         cut = checked_cut[name]
         if again:
             check(cut["checked_at"] != before["checked_at"] and cut["passed"] is True
-                  and cut["image"].rpartition("@")[2] == variant.rpartition("@")[2],
+                  and image_ref.digest(cut["image"]) == image_ref.digest(variant),
                   "%s's fabric was not checked again with the new image and launch: %s" % (name, cut))
         else:
             check(cut == before, "%s's fabric was checked again though nothing it proves changed: %s" % (name, cut))
