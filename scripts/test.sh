@@ -207,7 +207,8 @@ stage_build() {
   ANSIBLE_COLLECTIONS_PATH=$out/installed python3 tests/check_installed_docs.py inferops.vllm
   # the installed collection's playbooks run by name, away from this tree's ansible.cfg
   (cd "$out" && ANSIBLE_COLLECTIONS_PATH=$out/installed \
-    ansible-playbook -i "$REPO_ROOT/inventories/example-h200-ib" inferops.vllm.plan >/dev/null)
+    ansible-playbook -i "$REPO_ROOT/inventories/example-h200-ib" inferops.vllm.plan \
+      -e vllm_image=vllm/vllm-openai@sha256:"$(printf "ab%.0s" {1..32})" >/dev/null)
   # the execution environment definition is valid for ansible-builder and finds the tarball
   mkdir -p "$out/ee/ee-build" && cp "$out"/inferops-vllm-*.tar.gz "$out/ee/ee-build/"
   cp execution-environment.yml "$out/ee/"

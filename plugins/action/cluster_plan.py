@@ -19,7 +19,7 @@ from ansible.plugins.action import ActionBase
 from ansible.template import Templar
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    fleet, known_vars, proxy, role_vars, wrong_values)
+    boundary, fleet, known_vars, proxy, readiness, role_vars, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     DRIVER_VARS, SECRET_ENV, VAR_TYPES, ClusterError)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
@@ -177,7 +177,14 @@ def fleet_lines(launches, vars_of, read, groups, role_values, loader):
             uses[host] = fleet.launch_ports(launches[host], setting(host, "fabric_check_port")) + uses[host]
     lines += fleet.port_problems(uses)
     imex = fleet.imex_warnings(launches, lambda host: setting(host, "nvidia_driver_imex") in (True, "true", "yes"))
-    return lines, imex
+    # what site.yml will need, refused here rather than after drivers and runtime
+    lines += readiness.image_problems(launches)
+    lines += readiness.registry_problems(
+        launches, lambda host: setting(host, "vllm_model_registry") or setting(host, "vllm_image_mirror"))
+    lines += readiness.imex_problems(launches, lambda host: setting(host, "nvidia_driver_imex"))
+    refused, notes = readiness.api_problems(launches, lambda host: bool(read.get(host, {}).get("vllm_api_key")),
+                                            lambda host: read.get(host, {}).get(readiness.OPEN_API))
+    return lines + refused, imex + notes
 
 
 def observability_setting(hvars, name, loader):
@@ -270,7 +277,7 @@ def write_review(output_dir, launches, check=False):
     """<dir>/<cluster>/<host>.yaml (the vLLM config), .json (the whole launch) and .sh (docker run)."""
     changed = 0
     for host, launch in launches.items():
-        folder = os.path.join(output_dir, launch["cluster"]["name"])
+        folder = boundary.inside(output_dir, launch["cluster"]["name"])
         if not check:
             os.makedirs(folder, mode=0o755, exist_ok=True)
         image = launch["cluster"]["image"] or "IMAGE"
@@ -278,7 +285,7 @@ def write_review(output_dir, launches, check=False):
                  ".json": json.dumps(launch, indent=4, separators=(",", ": "), ensure_ascii=False) + "\n",
                  ".sh": docker_run_command(launch, image) + "\n"}
         for suffix, text in files.items():
-            changed += _write(os.path.join(folder, host + suffix), text, 0o644, check)
+            changed += _write(boundary.inside(folder, host + suffix), text, 0o644, check)
     return changed
 
 
@@ -300,7 +307,7 @@ def stash(launches):
     task after it costs three times a plain task at 512 hosts (docs/benchmarks.md)."""
     folder = tempfile.mkdtemp(prefix="cluster-plan-", dir=C.DEFAULT_LOCAL_TMP)
     for host, launch in launches.items():
-        with open(os.path.join(folder, host + ".json"), "w", encoding="utf-8") as handle:
+        with open(boundary.inside(folder, host + ".json"), "w", encoding="utf-8") as handle:
             json.dump(launch, handle)
     return folder
 
@@ -377,6 +384,7 @@ class ActionModule(ActionBase):
         lines += fleet.cluster_group_problems(cluster_children(hostvars), task_vars["groups"])
         unknown_refused, unknown_warned = unknown_var_lines(vars_of, play_hosts, self._loader)
         lines += unknown_refused
+        lines += readiness.name_problems(play_hosts, cluster_children(hostvars) or ())
         variable = lines[0].split("=", 1)[0].split(" ", 1)[0] if lines else None
         launches = {}
         warnings = []
@@ -412,11 +420,16 @@ class ActionModule(ActionBase):
             result.update(failed=True, variable=variable,
                           msg="\n".join("inferops.vllm launch plan: %s" % line for line in lines))
             return result
-        changed = write_review(output_dir, launches, self._task.check_mode) if output_dir else 0
-        if output_dir and obs_files:
-            changed += len(observability_inputs.write(os.path.join(output_dir, "observability"), obs_files,
-                                                      self._task.check_mode))
-        result.update(changed=bool(changed), stash=stash(launches), warnings=warnings,
+        try:
+            changed = write_review(output_dir, launches, self._task.check_mode) if output_dir else 0
+            if output_dir and obs_files:
+                changed += len(observability_inputs.write(os.path.join(output_dir, "observability"), obs_files,
+                                                          self._task.check_mode))
+            folder = stash(launches)
+        except boundary.BoundaryError as exc:
+            result.update(failed=True, msg="inferops.vllm launch plan: %s" % exc)
+            return result
+        result.update(changed=bool(changed), stash=folder, warnings=warnings,
                       show=show_lines(launches) if args["show"] else [])
         return result
 
@@ -436,9 +449,9 @@ class ActionModule(ActionBase):
     def _take(result, folder, host):
         """This host's launch from the run's plan (the run_once task's stash)."""
         try:
-            with open(os.path.join(folder, host + ".json"), encoding="utf-8") as handle:
+            with open(boundary.inside(folder, host + ".json"), encoding="utf-8") as handle:
                 launch = json.load(handle)
-        except OSError:
+        except (OSError, boundary.BoundaryError):
             result.update(failed=True, msg="inferops.vllm launch plan: no launch for %s in %s; compile the plan in "
                                            "the same play as this task" % (host, folder))
             return result

@@ -307,14 +307,15 @@ def test_promtool_service_discovery_shows_the_plan_labels(tmp_path):
 # --- plan.yml -e cluster_plan_output_dir=D ---------------------------------------------------------------
 
 def plan(tmp_path, out_dir, *extra):
-    from test_plan_playbook import PLAYBOOK, ROOT
+    from test_plan_playbook import PLAYBOOK, ROOT, image_for
     import os
     import subprocess
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_CALLBACK_RESULT_FORMAT="json")
     env.pop("INFEROPS_LAB_IMAGE", None)
     return subprocess.run([PLAYBOOK, "-i", str(ROOT / "inventories/example-h200-ib"), str(ROOT / "playbooks/plan.yml"),
-                           "-e", "cluster_plan_output_dir=%s" % out_dir, *extra],
+                           "-e", "cluster_plan_output_dir=%s" % out_dir,
+                           "-e", "vllm_image=%s" % image_for(ROOT / "inventories/example-h200-ib"), *extra],
                           cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=300)
 
 
@@ -362,7 +363,7 @@ def test_the_yaml_writer_reads_back_as_written():
 # --- the observability_files action -----------------------------------------------------------------------
 
 def run_action(tmp_path, out_dir, *extra):
-    from test_plan_playbook import PLAYBOOK, ROOT
+    from test_plan_playbook import PLAYBOOK, ROOT, image_for
     import os
     import subprocess
     inv = tmp_path / "inv"

@@ -16,11 +16,23 @@ INVENTORIES = sorted(p.name for p in (ROOT / "inventories").iterdir() if p.is_di
 PLAYBOOK = str(Path(sys.executable).parent / "ansible-playbook")
 
 
-def run_plan(inventory, out_dir, **env_extra):
+# The examples leave vllm_image to the site (the plan refuses a cluster without it): the goldens plan these.
+IMAGES = {"nvidia": "registry.example/vllm/vllm-openai@sha256:" + "1" * 64,
+          "amd": "registry.example/vllm/vllm-openai-rocm@sha256:" + "2" * 64,
+          "cpu": "127.0.0.1:5000/inferops/vllm-cpu@sha256:" + "3" * 64}
+
+
+def image_for(inventory):
+    name = Path(inventory).name
+    return IMAGES["amd" if "mi355x" in name else "cpu" if name == "lab" else "nvidia"]
+
+
+def run_plan(inventory, out_dir, *extra, **env_extra):
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1", **env_extra)
-    env.pop("INFEROPS_LAB_IMAGE", None)   # the goldens show the plan without a built lab image
+    env.pop("INFEROPS_LAB_IMAGE", None)   # the goldens show the plan with a fixed image, not a built lab image
     return subprocess.run([PLAYBOOK, "-i", str(inventory), str(ROOT / "playbooks/plan.yml"),
-                           "-e", "cluster_plan_output_dir=%s" % out_dir],
+                           "-e", "cluster_plan_output_dir=%s" % out_dir, "-e", "vllm_image=%s" % image_for(inventory)]
+                          + list(extra),
                           cwd=ROOT, env=env, capture_output=True, text=True, check=False)
 
 
@@ -96,7 +108,7 @@ def test_the_plan_never_decrypts_a_vaulted_variable_it_does_not_need(tmp_path):
                                    "        gpu-b: {vllm_control_address: 10.0.0.2}\n")
     (inv / "group_vars/c1/vllm.yml").write_text(
         "vllm_cluster: c1\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: infiniband\n"
-        "vllm_image_registry_password: " + block + "vllm_api_key: " + block)
+        "vllm_model_registry: 10.0.0.5:5000\nvllm_image_registry_password: " + block + "vllm_api_key: " + block)
     result = run_plan(inv, tmp_path / "out")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     launch = json.loads((tmp_path / "out/c1/gpu-a.json").read_text())
@@ -111,7 +123,8 @@ def test_each_host_takes_its_own_launch_from_the_run_once_plan(tmp_path):
     playbook.write_text("- hosts: vllm_clusters\n  gather_facts: false\n  roles: [inferops.vllm.cluster_plan]\n"
                         "  tasks:\n    - ansible.builtin.debug: {var: vllm_launch}\n")
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
-    result = subprocess.run([PLAYBOOK, "-i", str(ROOT / "inventories/example-gb300-2rack-ib"), str(playbook)],
+    inventory = ROOT / "inventories/example-gb300-2rack-ib"
+    result = subprocess.run([PLAYBOOK, "-i", str(inventory), str(playbook), "-e", "vllm_image=%s" % image_for(inventory)],
                             cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     tasks = json.loads(result.stdout)["plays"][0]["tasks"]

@@ -89,6 +89,7 @@ def test_the_plan_refuses_bad_prometheus_settings_before_any_host(tmp_path):
                ANSIBLE_CALLBACK_RESULT_FORMAT="json")
     env.pop("INFEROPS_LAB_IMAGE", None)
     result = subprocess.run([PLAYBOOK, "-i", str(ROOT / "inventories/lab"), str(ROOT / "playbooks/plan.yml"),
+                             "-e", "vllm_image=127.0.0.1:5000/inferops/vllm-cpu@sha256:" + "3" * 64,
                              "-e", "vllm_prometheus_retention=fortnight", "-e", '{"vllm_prometheus_alertmanagers": '
                              '["http://10.0.0.9:9093"]}'],
                             cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=300)

@@ -47,8 +47,9 @@ def test_bad_role_variables_stop_site_yml_at_the_plan(tmp_path):
         "        gpu-b: {vllm_control_address: 10.0.0.2, container_runtime_docker_source: podman}\n")
     (inv / "group_vars/bad/vllm.yml").write_text(
         "vllm_cluster: bad\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: infiniband\n"
+        "vllm_image: vllm/vllm-openai@sha256:%s\nvllm_api_key: k\nvllm_model_registry: 10.0.0.5:5000\n"
         "smoke_test_tool_trials: many\nsmoke_test_suites: [text, typo]\n"
-        "fabric_check_timeout: '{{ needs_a_fact }}'\n")   # unresolvable yet: left to its role
+        "fabric_check_timeout: '{{ needs_a_fact }}'\n".replace("%s", "ab" * 32))   # unresolvable yet: left to its role
     result, record = run_site(inv)
     assert result.returncode != 0 and "argument_spec_data" not in result.stdout + result.stderr
     failed = [res for res in results(record) if res.get("failed")]

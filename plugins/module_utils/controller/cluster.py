@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import rules, vllm_surface
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary, rules, vllm_surface
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import host_stack, model_source, node_layout
 from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import wrong_values
@@ -70,6 +70,7 @@ CLUSTER_DEFAULTS: Dict[str, Any] = {
     "vllm_model_revision": None,
     "vllm_model_manifest_digest": None,
     "vllm_nvlink_domain": None,
+    "vllm_api_open": False,
 }
 # Variables that may differ between hosts. vllm_args/vllm_env may too, but the
 # compiler then refuses any difference that shapes the engine.
@@ -154,6 +155,7 @@ VAR_TYPES: Dict[str, VarType] = {
     "vllm_control_interface": VarType("str"),
     "vllm_ib_hcas": VarType("list"),
     "vllm_node_rank": VarType("int", 0, example=0),
+    "vllm_api_open": VarType("bool"),
 }
 
 
@@ -270,8 +272,13 @@ class ClusterErrors(ClusterError):
         self.args = ("\n".join(str(e) for e in errors),)
 
 
-def _type_problem(spec: VarType, value: Any) -> Optional[Tuple[str, str]]:
-    """(what is allowed, the fix) when `value` does not fit `spec`, else None."""
+def _type_problem(variable: str, value: Any) -> Optional[Tuple[str, str]]:
+    """(what is allowed, the fix) when `value` does not fit the variable's kind (VAR_TYPES) or its format on
+    the boundary (boundary.VAR_FORMATS), else None."""
+    return _kind_problem(VAR_TYPES[variable], value) or boundary.problem(variable, value)
+
+
+def _kind_problem(spec: VarType, value: Any) -> Optional[Tuple[str, str]]:
     if spec.kind == "int":
         number = value if isinstance(value, int) and not isinstance(value, bool) else \
             (int(value) if isinstance(value, str) and value.strip().isdigit() else None)
@@ -307,7 +314,7 @@ def _check_types(members: Sequence[Tuple[str, Mapping[str, Any]]]) -> List[Tuple
     wrong value, as group_vars do, share the line). Returns the members with whole numbers given
     as strings (-e vllm_port=8001) turned into numbers."""
     wrong = wrong_values.gather(((host, [(var, hvars.get(var)) for var in VAR_TYPES]) for host, hvars in members),
-                                lambda var, value: _type_problem(VAR_TYPES[var], value))
+                                _type_problem)
     errors = [ClusterError(w.variable, w.value, w.where, w.problem, w.fix) for w in wrong]
     if len(errors) == 1:
         raise errors[0]

@@ -25,7 +25,7 @@ AMD_CONFIG = "/etc/metrics/config.json"
 # DCGM's host engine as nvidia-dcgm.service runs it (DGX OS): the exporter connects instead of embedding one.
 DCGM_HOSTENGINE = "localhost:5555"
 DOCKER_HUB_API = "https://registry-1.docker.io"
-AMD_FIELD = re.compile(r"^[A-Z][A-Z0-9_]*$")
+AMD_FIELD = re.compile(r"\A[A-Z][A-Z0-9_]*\Z")
 
 
 class ExporterError(ValueError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     CLUSTER_DEFAULTS, SECRET_ENV, Cluster, ClusterError, ClusterErrors)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.wrong_values import shown_hosts
@@ -108,14 +109,42 @@ def token_warnings(variable: str, values: Mapping[Any, Any], where: str) -> List
             for name, v in values.items() if isinstance(v, str) and TOKEN_VALUE.match(v.strip())]
 
 
-def path_problem(value: Any) -> Optional[str]:
-    """Why a host path cannot be a docker volume's source, else None."""
-    if not isinstance(value, str) or not value.startswith("/"):
-        return "not an absolute path (docker would take a relative one as a named volume)"
-    for char, what in dict(LINE_BREAKERS, **{":": "a ':' (docker splits host:container:mode at it)"}).items():
-        if char in value:
-            return "holds %s" % what
-    return None
+def path_problem(variable: str, value: Any) -> Optional[str]:
+    """Why a host path cannot be a docker volume's source, else None (the boundary's volume format)."""
+    if not isinstance(value, str) or value == "":
+        return "a host path mounted into the container: not an absolute path (docker would take a relative one " \
+               "as a named volume)"
+    found = boundary.problem(variable, value)
+    return found[0] if found else None
+
+
+def volume_problems(settings: Mapping[str, Any], where: str) -> List[ClusterError]:
+    """Each host path on its own (the boundary's volume format), then against each other: the weights cache is
+    mounted read-only and kept by teardown, the compile cache read-write and removed, so neither may hold the other."""
+    errors = []
+    for var in VOLUME_VARS:
+        if var in OPTIONAL_VOLUME_VARS and settings[var] == "":
+            continue
+        problem = path_problem(var, settings[var])
+        if problem:
+            fix = "set an absolute, normalized directory of its own without ':' or line breaks, e.g. %s" \
+                % CLUSTER_DEFAULTS[var]
+            if var in OPTIONAL_VOLUME_VARS:
+                fix += ", or '' to mount none"
+            errors.append(ClusterError(var, settings[var], where, problem, fix))
+    model, compiled = settings["vllm_model_cache_dir"], settings["vllm_compile_cache_dir"]
+    if not errors and compiled and _overlap(model, compiled):
+        errors.append(ClusterError(
+            "vllm_compile_cache_dir", compiled, where,
+            "overlaps vllm_model_cache_dir %s: the weights are mounted read-only and kept by teardown, the compile "
+            "cache read-write and removed by it" % model,
+            "give the compile cache a directory of its own beside the weights, e.g. %s"
+            % CLUSTER_DEFAULTS["vllm_compile_cache_dir"]))
+    return errors
+
+
+def _overlap(a: str, b: str) -> bool:
+    return a == b or a.startswith(b.rstrip("/") + "/") or b.startswith(a.rstrip("/") + "/")
 
 
 def check(cluster: Cluster) -> List[str]:
@@ -138,15 +167,7 @@ def check(cluster: Cluster) -> List[str]:
                 warnings.append(line)
     for problem, hosts in found.values():
         errors.append(ClusterError(problem.variable, problem.value, shown_hosts(hosts), problem.problem, problem.fix))
-    for var in VOLUME_VARS:
-        if var in OPTIONAL_VOLUME_VARS and s[var] == "":
-            continue
-        problem = path_problem(s[var])
-        if problem:
-            fix = "set an absolute path without ':' or line breaks, e.g. %s" % CLUSTER_DEFAULTS[var]
-            if var in OPTIONAL_VOLUME_VARS:
-                fix += ", or '' to mount none"
-            errors.append(ClusterError(var, s[var], where, "a host path mounted into the container: %s" % problem, fix))
+    errors += volume_problems(s, where)
     if len(errors) == 1:
         raise errors[0]
     if errors:

@@ -26,7 +26,7 @@ APT_FILE = "/etc/apt/apt.conf.d/90inferops-proxy"
 HEADER = "Managed by inferops.vllm (inferops_proxy)"
 _EXAMPLE = "{http: 'http://proxy.example.com:3128', https: 'http://proxy.example.com:3128', no_proxy: ['.example.com']}"
 _BAD_CHARS = re.compile(r"[\s\"'\\;,]")
-_HOST = re.compile(r"^(\*?\.)?[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
+_HOST = re.compile(r"\A(\*?\.)?[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?\Z")
 
 
 class ProxyError(ValueError):

@@ -15,7 +15,7 @@ from ansible.module_utils.common.validation import (
     check_type_bool, check_type_dict, check_type_float, check_type_int, check_type_list, check_type_path,
     check_type_str)
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import wrong_values
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary, wrong_values
 
 # what each type allows, the fix's wording, and a fallback example
 _KINDS = {
@@ -38,9 +38,17 @@ def _example(option: Mapping[str, Any], kind: str) -> Any:
     return _KINDS[kind][2]
 
 
-def problem_of(option: Mapping[str, Any], value: Any) -> Optional[Tuple[str, str]]:
-    """(what is allowed, the fix) when `value` does not fit the argument spec `option`, else None.
-    Unknown types (raw, or a type this checker does not know) are left to the role."""
+def problem_of(option: Mapping[str, Any], value: Any, variable: str = "") -> Optional[Tuple[str, str]]:
+    """(what is allowed, the fix) when `value` does not fit the argument spec `option`, or the variable's
+    format on the boundary (boundary.VAR_FORMATS), else None. Unknown types (raw, or a type this checker does
+    not know) are left to the role."""
+    found = _kind_problem(option, value)
+    if found or not variable or option.get("type", "str") not in ("str", "path", "int", "list"):
+        return found
+    return boundary.problem(variable, value)
+
+
+def _kind_problem(option: Mapping[str, Any], value: Any) -> Optional[Tuple[str, str]]:
     kind = option.get("type", "str")
     if kind not in _KINDS:
         return None
@@ -61,7 +69,7 @@ def problem_of(option: Mapping[str, Any], value: Any) -> Optional[Tuple[str, str
         element = option.get("elements")
         if element in _KINDS:
             for item in converted:
-                bad = problem_of({"type": element, "choices": choices}, item)
+                bad = _kind_problem({"type": element, "choices": choices}, item)
                 if bad:
                     what = "must be a list of %s values" % element if not bad[0].startswith("not one of") else \
                         "has %r, %s" % (item, bad[0])
@@ -79,6 +87,6 @@ def check(options: Mapping[str, Tuple[str, Mapping[str, Any]]],
     the variables the host sets. One line per wrong value; hosts sharing a wrong value share a line."""
     wrong = wrong_values.gather(((host, [(var, value) for var, value in hvars.items() if var in options])
                                  for host, hvars in values),
-                                lambda var, value: problem_of(options[var][1], value))
+                                lambda var, value: problem_of(options[var][1], value, var))
     return ["%s=%r (%s): %s (role %s). Fix: %s" % (w.variable, w.value, w.where, w.problem, options[w.variable][0], w.fix)
             for w in wrong]

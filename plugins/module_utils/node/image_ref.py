@@ -10,15 +10,16 @@ from typing import Dict, Optional, Tuple
 
 DIGEST_HEX_LENGTH = 64
 # The one spelling of a sha256 digest; every digest rule below (and the inferops.vllm.pinned test) builds on it.
+# \A...\Z, never ^...$: "$" also matches before a final newline, as a YAML folded scalar leaves one.
 # The bare hex, as the weights manifest lists a file's sha256
-SHA256_HEX = re.compile(r"^[0-9a-f]{%d}$" % DIGEST_HEX_LENGTH)
+SHA256_HEX = re.compile(r"\A[0-9a-f]{%d}\Z" % DIGEST_HEX_LENGTH)
 # a content digest as registries and OCI name it (image and weights manifests alike)
-DIGEST = re.compile(r"^sha256:" + SHA256_HEX.pattern[1:])
+DIGEST = re.compile(r"\Asha256:" + SHA256_HEX.pattern[2:])
 # repo@sha256:<64 hex>: a tag can move under a running cluster
-DIGEST_PINNED = re.compile(r"^[a-z0-9][a-z0-9._:/-]*@" + DIGEST.pattern[1:])
+DIGEST_PINNED = re.compile(r"\A[a-z0-9][a-z0-9._:/-]*@" + DIGEST.pattern[2:])
 # Any name docker may take (a mirror host in capitals, an IPv6 literal) pinned by a digest: what the roles
 # require of a reference the plan did not judge (a pulled reference, the GPU check's image).
-ENDS_IN_DIGEST = re.compile(r"^[^@\s]+@" + DIGEST.pattern[1:])
+ENDS_IN_DIGEST = re.compile(r"\A[^@\s]+@" + DIGEST.pattern[2:])
 _HEX = frozenset("0123456789abcdef")
 # vLLM publishes ROCm builds as vllm/vllm-openai-rocm and CUDA builds as vllm/vllm-openai
 # (shared/reference/vllm-launch.md section 8): by that convention a repository whose name

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, Mapping, Optional
 
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability.settings import NAMES
 
 ROUTER_VARS = ("vllm_router_host", "vllm_router_port", "vllm_router_prometheus_host", "vllm_router_prometheus_port")
@@ -51,7 +52,7 @@ def write(output_dir: str, files: Mapping[str, str], check: bool) -> Dict[str, D
     {path: {"before": old text, "after": new text}} of the changed ones, for --diff."""
     changed = {}
     for path, text in sorted(files.items()):
-        target = os.path.join(output_dir, path)
+        target = boundary.inside(output_dir, *path.split("/"))
         try:
             with open(target, encoding="utf-8") as handle:
                 before = handle.read()

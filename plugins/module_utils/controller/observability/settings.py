@@ -17,8 +17,8 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.observabi
 TARGET_LABELS: Tuple[str, ...] = ("cluster", "node", "role", "rank", "vendor", "gpu_model", "strategy",
                                   "load_balancing", "model")
 RESERVED_LABELS = frozenset(TARGET_LABELS) | {"job", "instance"}
-LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-DURATION = re.compile(r"^(?=\d)((\d+)y)?((\d+)w)?((\d+)d)?((\d+)h)?((\d+)m)?((\d+)s)?((\d+)ms)?$")
+LABEL_NAME = re.compile(r"\A[a-zA-Z_][a-zA-Z0-9_]*\Z")
+DURATION = re.compile(r"\A(?=\d)((\d+)y)?((\d+)w)?((\d+)d)?((\d+)h)?((\d+)m)?((\d+)s)?((\d+)ms)?\Z")
 
 NAMES = ("vllm_observability_file_sd_dir", "vllm_observability_rules_dir", "vllm_observability_extra_labels",
          "vllm_observability_scrape_interval", "vllm_observability_alerts", "vllm_exporters_gpu",

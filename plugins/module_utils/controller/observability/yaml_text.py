@@ -11,9 +11,9 @@ import json
 import re
 from typing import Any, List, Mapping
 
-_PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./@+-]*(?: [A-Za-z0-9_./@+()'-]+)*$")
-_RESERVED = re.compile(r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|"
-                       r"null|Null|NULL|~)$")
+_PLAIN = re.compile(r"\A[A-Za-z_/][A-Za-z0-9_./@+-]*(?: [A-Za-z0-9_./@+()'-]+)*\Z")
+_RESERVED = re.compile(r"\A(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|"
+                       r"null|Null|NULL|~)\Z")
 
 
 def scalar(value: Any) -> str:
