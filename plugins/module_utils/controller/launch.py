@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    host_stack, model_source, plain_input, rules)
+    host_stack, model_source, plain_input, rules, vllm_surface)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.url_host import base_url
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     OWNED_FLAGS, SECRET_ENV, Cluster, ClusterError, Node)
@@ -183,6 +183,10 @@ def _check_rules(cluster: Cluster, args: Layers, env: Layers) -> None:
         choices = opt.get("choices")
         if choices and not isinstance(value, bool) and str(value) not in choices:
             refuse(flag, "not a value vLLM %s accepts" % surface.version, "use one of %s" % ", ".join(choices))
+        wrong = vllm_surface.value_problem(opt, value)
+        if wrong:
+            refuse(flag, "vLLM %s takes --%s as %s: %s" % (surface.version, flag, opt["type"].replace("_", " "), wrong),
+                   "set a value vLLM accepts (`vllm serve --help=%s` describes it)" % flag)
     checks = (("kv-cache-dtype", surface.kv_cache_dtypes), ("reasoning-parser", surface.reasoning_parsers))
     if args.get("tool-parser-plugin") is None:
         checks += (("tool-call-parser", surface.tool_parsers),)

@@ -10,8 +10,9 @@ The per-version data files are generated from the real vLLM
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import vllm_surface_0_32_0
 
@@ -36,6 +37,51 @@ REMOVED_ENV = {
 LIBRARY_ENV_PREFIXES = ("NCCL_", "GLOO_", "NVSHMEM_", "UCX_", "RCCL_", "HSA_", "HIP_", "ROCM_", "AITER_",
                         "TORCH_", "PYTORCH_", "OMP_", "HF_", "TRANSFORMERS_", "SAFETENSORS_", "CUDA_",
                         "NVIDIA_", "TRITON_", "EP_", "DO_NOT_TRACK", "TOKENIZERS_", "MOONCAKE_", "LD_")
+
+
+# vLLM's human_readable_int: 1000, 1k (10^3), 1K (2^10), 25.6k
+_HUMAN_INT = re.compile(r"\A(-?\d+|\d+(\.\d+)?[kKmMgGtT])\Z")
+_INT = re.compile(r"\A-?\d+\Z")
+_FLOAT = re.compile(r"\A-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\Z")
+_SHOWN = {"int": "a whole number", "float": "a number", "human_int": "a whole number (or 1k, 2M, 1G)",
+          "human_int_or_auto": "a whole number (or 1k, 2M, 1G), -1 or auto"}
+_BOUND_WORDS = {"gt": "above", "ge": "at least", "lt": "below", "le": "at most"}
+
+
+def _number(kind: str, text: str) -> Optional[float]:
+    """The value as vLLM's argparse type reads it, or None where that type refuses it."""
+    if kind == "human_int_or_auto" and (text == "-1" or text.lower() == "auto"):
+        return None if text.lower() == "auto" else -1.0
+    if kind in ("human_int", "human_int_or_auto"):
+        if not _HUMAN_INT.match(text):
+            return None
+        return float(text) if _INT.match(text) else float(text[:-1]) * (
+            {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}.get(text[-1]) or 2.0 ** (10 * "KMGT".index(text[-1]) + 10))
+    if kind == "int":
+        return float(text) if _INT.match(text) else None
+    return float(text) if _FLOAT.match(text) else None
+
+
+def value_problem(option: Dict[str, Any], value: Any) -> Optional[str]:
+    """Why vLLM would refuse `value` for `option` (its argparse type, or the bounds its config classes check
+    when the engine starts), else None. A list is judged element by element; booleans are not numbers."""
+    kind = option.get("type")
+    if kind is None or value is None:
+        return None
+    for item in (value if isinstance(value, list) else [value]):
+        text = str(item).strip()
+        number = None if isinstance(item, bool) else _number(kind, text)
+        if number is None:
+            if kind == "human_int_or_auto" and text.lower() == "auto":
+                continue
+            return "%r is not %s" % (item, _SHOWN[kind])
+        for key, bound in sorted((option.get("bounds") or {}).items()):
+            if number == -1 and kind == "human_int_or_auto":
+                break
+            fails = {"gt": number <= bound, "ge": number < bound, "lt": number >= bound, "le": number > bound}[key]
+            if fails:
+                return "%r is not %s %s" % (item, _BOUND_WORDS[key], bound)
+    return None
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,8 @@ SURFACE = {
         },
         "--api-server-count": {
             "dest": "api_server_count",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--async-scheduling": {
             "dest": "async_scheduling",
@@ -105,7 +106,11 @@ SURFACE = {
         },
         "--block-size": {
             "dest": "block_size",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "gt": 0
+            }
         },
         "--chat-template": {
             "dest": "chat_template",
@@ -166,15 +171,21 @@ SURFACE = {
         },
         "--cp-kv-cache-interleave-size": {
             "dest": "cp_kv_cache_interleave_size",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--cpu-distributed-timeout-seconds": {
             "dest": "cpu_distributed_timeout_seconds",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--cpu-offload-gb": {
             "dest": "cpu_offload_gb",
-            "value": True
+            "value": True,
+            "type": "float",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--cpu-offload-params": {
             "dest": "cpu_offload_params",
@@ -182,7 +193,8 @@ SURFACE = {
         },
         "--cudagraph-capture-sizes": {
             "dest": "cudagraph_capture_sizes",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--cudagraph-metrics": {
             "dest": "cudagraph_metrics",
@@ -214,35 +226,62 @@ SURFACE = {
         },
         "--data-parallel-rank": {
             "dest": "data_parallel_rank",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--data-parallel-rpc-port": {
             "dest": "data_parallel_rpc_port",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1,
+                "le": 65535
+            }
         },
         "--data-parallel-size": {
             "dest": "data_parallel_size",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--data-parallel-size-local": {
             "dest": "data_parallel_size_local",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--data-parallel-start-rank": {
             "dest": "data_parallel_start_rank",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--data-parallel-supervisor-port": {
             "dest": "data_parallel_supervisor_port",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--dbo-decode-token-threshold": {
             "dest": "dbo_decode_token_threshold",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--dbo-prefill-token-threshold": {
             "dest": "dbo_prefill_token_threshold",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--dcp-comm-backend": {
             "dest": "dcp_comm_backend",
@@ -255,7 +294,8 @@ SURFACE = {
         },
         "--dcp-kv-cache-interleave-size": {
             "dest": "dcp_kv_cache_interleave_size",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--dcp-q-replicate": {
             "dest": "dcp_q_replicate",
@@ -263,7 +303,11 @@ SURFACE = {
         },
         "--decode-context-parallel-size": {
             "dest": "decode_context_parallel_size",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--default-chat-template-kwargs": {
             "dest": "default_chat_template_kwargs",
@@ -279,7 +323,12 @@ SURFACE = {
         },
         "--device-memory-utilization": {
             "dest": "gpu_memory_utilization",
-            "value": True
+            "value": True,
+            "type": "float",
+            "bounds": {
+                "gt": 0,
+                "le": 1
+            }
         },
         "--diffusion-config": {
             "dest": "diffusion_config",
@@ -331,7 +380,8 @@ SURFACE = {
         },
         "--distributed-timeout-seconds": {
             "dest": "distributed_timeout_seconds",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--download-dir": {
             "dest": "download_dir",
@@ -339,19 +389,26 @@ SURFACE = {
         },
         "--dp-supervisor-probe-failure-threshold": {
             "dest": "dp_supervisor_probe_failure_threshold",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--dp-supervisor-probe-interval-s": {
             "dest": "dp_supervisor_probe_interval_s",
-            "value": True
+            "value": True,
+            "type": "float"
         },
         "--dp-supervisor-probe-timeout-s": {
             "dest": "dp_supervisor_probe_timeout_s",
-            "value": True
+            "value": True,
+            "type": "float"
         },
         "--dp-sync-interval": {
             "dest": "dp_sync_interval",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--dtype": {
             "dest": "dtype",
@@ -375,7 +432,11 @@ SURFACE = {
         },
         "--elastic-ep-max-dp-size": {
             "dest": "elastic_ep_max_dp_size",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--enable-auto-tool-choice": {
             "dest": "enable_auto_tool_choice",
@@ -611,7 +672,12 @@ SURFACE = {
         },
         "--gpu-memory-utilization": {
             "dest": "gpu_memory_utilization",
-            "value": True
+            "value": True,
+            "type": "float",
+            "bounds": {
+                "gt": 0,
+                "le": 1
+            }
         },
         "--grpc": {
             "dest": "grpc",
@@ -619,15 +685,18 @@ SURFACE = {
         },
         "--grpc-port": {
             "dest": "grpc_port",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--h11-max-header-count": {
             "dest": "h11_max_header_count",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--h11-max-incomplete-event-size": {
             "dest": "h11_max_incomplete_event_size",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--headless": {
             "dest": "headless",
@@ -733,7 +802,8 @@ SURFACE = {
         },
         "--kv-cache-memory-bytes": {
             "dest": "kv_cache_memory_bytes",
-            "value": True
+            "value": True,
+            "type": "human_int"
         },
         "--kv-cache-metrics": {
             "dest": "kv_cache_metrics",
@@ -741,7 +811,12 @@ SURFACE = {
         },
         "--kv-cache-metrics-sample": {
             "dest": "kv_cache_metrics_sample",
-            "value": True
+            "value": True,
+            "type": "float",
+            "bounds": {
+                "gt": 0,
+                "le": 1
+            }
         },
         "--kv-events-config": {
             "dest": "kv_events_config",
@@ -757,7 +832,8 @@ SURFACE = {
         },
         "--kv-offloading-size": {
             "dest": "kv_offloading_size",
-            "value": True
+            "value": True,
+            "type": "float"
         },
         "--kv-sharing-fast-prefill": {
             "dest": "kv_sharing_fast_prefill",
@@ -846,7 +922,11 @@ SURFACE = {
         },
         "--long-prefill-token-threshold": {
             "dest": "long_prefill_token_threshold",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--long-prefill-token-threshold-adaptive": {
             "dest": "long_prefill_token_threshold_adaptive",
@@ -875,7 +955,11 @@ SURFACE = {
         },
         "--mamba-block-size": {
             "dest": "mamba_block_size",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "gt": 0
+            }
         },
         "--mamba-cache-dtype": {
             "dest": "mamba_cache_dtype",
@@ -897,7 +981,8 @@ SURFACE = {
         },
         "--mamba-cache-philox-rounds": {
             "dest": "mamba_cache_philox_rounds",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--mamba-ssm-cache-dtype": {
             "dest": "mamba_ssm_cache_dtype",
@@ -926,27 +1011,39 @@ SURFACE = {
         },
         "--master-port": {
             "dest": "master_port",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--max-cpu-loras": {
             "dest": "max_cpu_loras",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--max-cudagraph-capture-size": {
             "dest": "max_cudagraph_capture_size",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--max-log-len": {
             "dest": "max_log_len",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--max-logprobs": {
             "dest": "max_logprobs",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": -1
+            }
         },
         "--max-lora-cls-labels": {
             "dest": "max_lora_cls_labels",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--max-lora-rank": {
             "dest": "max_lora_rank",
@@ -961,43 +1058,80 @@ SURFACE = {
                 "512",
                 "64",
                 "8"
-            ]
+            ],
+            "type": "int"
         },
         "--max-loras": {
             "dest": "max_loras",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--max-model-len": {
             "dest": "max_model_len",
-            "value": True
+            "value": True,
+            "type": "human_int_or_auto",
+            "bounds": {
+                "ge": -1
+            }
         },
         "--max-num-active-seqs": {
             "dest": "max_num_active_seqs",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--max-num-batched-tokens": {
             "dest": "max_num_batched_tokens",
-            "value": True
+            "value": True,
+            "type": "human_int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--max-num-queued-reqs": {
             "dest": "max_num_queued_reqs",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--max-num-queued-tokens": {
             "dest": "max_num_queued_tokens",
-            "value": True
+            "value": True,
+            "type": "human_int",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--max-num-scheduled-tokens": {
             "dest": "max_num_scheduled_tokens",
-            "value": True
+            "value": True,
+            "type": "human_int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--max-num-seqs": {
             "dest": "max_num_seqs",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--max-parallel-loading-workers": {
             "dest": "max_parallel_loading_workers",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--media-io-kwargs": {
             "dest": "media_io_kwargs",
@@ -1029,7 +1163,11 @@ SURFACE = {
         },
         "--mm-encoder-fp8-scale-save-margin": {
             "dest": "mm_encoder_fp8_scale_save_margin",
-            "value": True
+            "value": True,
+            "type": "float",
+            "bounds": {
+                "gt": 0.0
+            }
         },
         "--mm-encoder-fp8-scale-save-path": {
             "dest": "mm_encoder_fp8_scale_save_path",
@@ -1058,11 +1196,19 @@ SURFACE = {
         },
         "--mm-ipc-gpu-memory-gb": {
             "dest": "mm_ipc_gpu_memory_gb",
-            "value": True
+            "value": True,
+            "type": "float",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--mm-processor-cache-gb": {
             "dest": "mm_processor_cache_gb",
-            "value": True
+            "value": True,
+            "type": "float",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--mm-processor-cache-type": {
             "dest": "mm_processor_cache_type",
@@ -1086,7 +1232,11 @@ SURFACE = {
         },
         "--mm-shm-cache-max-object-size-mb": {
             "dest": "mm_shm_cache_max_object_size_mb",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--mm-tensor-ipc": {
             "dest": "mm_tensor_ipc",
@@ -1143,7 +1293,11 @@ SURFACE = {
         },
         "--nnodes": {
             "dest": "nnodes",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--no-allow-credentials": {
             "dest": "allow_credentials",
@@ -1499,11 +1653,16 @@ SURFACE = {
         },
         "--node-rank": {
             "dest": "node_rank",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--num-gpu-blocks-override": {
             "dest": "num_gpu_blocks_override",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--numa-bind": {
             "dest": "numa_bind",
@@ -1515,7 +1674,8 @@ SURFACE = {
         },
         "--numa-bind-nodes": {
             "dest": "numa_bind_nodes",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--offload-backend": {
             "dest": "offload_backend",
@@ -1528,11 +1688,19 @@ SURFACE = {
         },
         "--offload-group-size": {
             "dest": "offload_group_size",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--offload-num-in-group": {
             "dest": "offload_num_in_group",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--offload-params": {
             "dest": "offload_params",
@@ -1540,7 +1708,11 @@ SURFACE = {
         },
         "--offload-prefetch-step": {
             "dest": "offload_prefetch_step",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--optimization-level": {
             "dest": "optimization_level",
@@ -1574,7 +1746,11 @@ SURFACE = {
         },
         "--pipeline-parallel-size": {
             "dest": "pipeline_parallel_size",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--pooler-config": {
             "dest": "pooler_config",
@@ -1582,19 +1758,32 @@ SURFACE = {
         },
         "--port": {
             "dest": "port",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--prefill-context-parallel-size": {
             "dest": "prefill_context_parallel_size",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--prefill-schedule-interval": {
             "dest": "prefill_schedule_interval",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--prefix-cache-retention-interval": {
             "dest": "prefix_cache_retention_interval",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--prefix-caching-hash-algo": {
             "dest": "prefix_caching_hash_algo",
@@ -1608,7 +1797,11 @@ SURFACE = {
         },
         "--prefix-match-unit": {
             "dest": "prefix_match_unit",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "gt": 0
+            }
         },
         "--profiler-config": {
             "dest": "profiler_config",
@@ -1644,11 +1837,16 @@ SURFACE = {
         },
         "--renderer-num-workers": {
             "dest": "renderer_num_workers",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--replayssm-buffer-len": {
             "dest": "replayssm_buffer_len",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "gt": 0
+            }
         },
         "--response-role": {
             "dest": "response_role",
@@ -1693,11 +1891,19 @@ SURFACE = {
         },
         "--safetensors-prefetch-block-size": {
             "dest": "safetensors_prefetch_block_size",
-            "value": True
+            "value": True,
+            "type": "human_int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--safetensors-prefetch-num-threads": {
             "dest": "safetensors_prefetch_num_threads",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--scheduler-cls": {
             "dest": "scheduler_cls",
@@ -1717,7 +1923,8 @@ SURFACE = {
         },
         "--seed": {
             "dest": "seed",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--served-model-name": {
             "dest": "served_model_name",
@@ -1729,7 +1936,11 @@ SURFACE = {
         },
         "--shutdown-timeout": {
             "dest": "shutdown_timeout",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--skip-mm-profiling": {
             "dest": "skip_mm_profiling",
@@ -1813,7 +2024,8 @@ SURFACE = {
         },
         "--spec-tokens": {
             "dest": "spec_tokens",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--specialize-active-lora": {
             "dest": "specialize_active_lora",
@@ -1825,7 +2037,8 @@ SURFACE = {
         },
         "--sse-keep-alive-interval": {
             "dest": "sse_keep_alive_interval",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--ssl-ca-certs": {
             "dest": "ssl_ca_certs",
@@ -1833,7 +2046,8 @@ SURFACE = {
         },
         "--ssl-cert-reqs": {
             "dest": "ssl_cert_reqs",
-            "value": True
+            "value": True,
+            "type": "int"
         },
         "--ssl-certfile": {
             "dest": "ssl_certfile",
@@ -1849,7 +2063,11 @@ SURFACE = {
         },
         "--stream-interval": {
             "dest": "stream_interval",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--structured-outputs-config": {
             "dest": "structured_outputs_config",
@@ -1861,7 +2079,11 @@ SURFACE = {
         },
         "--tensor-parallel-size": {
             "dest": "tensor_parallel_size",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 1
+            }
         },
         "--tokenizer": {
             "dest": "tokenizer",
@@ -1914,7 +2136,11 @@ SURFACE = {
         },
         "--ubatch-size": {
             "dest": "ubatch_size",
-            "value": True
+            "value": True,
+            "type": "int",
+            "bounds": {
+                "ge": 0
+            }
         },
         "--uds": {
             "dest": "uds",
@@ -1954,11 +2180,21 @@ SURFACE = {
         },
         "--video-pruning-rate": {
             "dest": "video_pruning_rate",
-            "value": True
+            "value": True,
+            "type": "float",
+            "bounds": {
+                "ge": 0.0,
+                "lt": 1.0
+            }
         },
         "--watermark": {
             "dest": "watermark",
-            "value": True
+            "value": True,
+            "type": "float",
+            "bounds": {
+                "ge": 0.0,
+                "lt": 1.0
+            }
         },
         "--watermark-config": {
             "dest": "watermark_config",
