@@ -5,3 +5,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / ".collections"))
+
+import os  # noqa: E402
+import random  # noqa: E402
+
+# The fuzz tests' seed (tests/unit/test_*_fuzz.py): a new one each run unless INFEROPS_FUZZ_SEED replays one.
+os.environ.setdefault("INFEROPS_FUZZ_SEED", str(random.SystemRandom().randrange(2 ** 32)))
+
+
+def pytest_report_header(config):
+    return "fuzz seed: INFEROPS_FUZZ_SEED=%s" % os.environ["INFEROPS_FUZZ_SEED"]

@@ -21,7 +21,7 @@ from ansible.template import Templar
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
     boundary, fleet, known_vars, proxy, readiness, role_vars, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
-    DRIVER_VARS, SECRET_ENV, VAR_TYPES, ClusterError)
+    DRIVER_VARS, SECRET_ENV, VAR_TYPES, ClusterError, one_line)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
     inputs as observability_inputs)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import plan_files as observability
@@ -418,7 +418,7 @@ class ActionModule(ActionBase):
         if lines:
             # one line per refusal (ClusterErrors carries several), never a traceback or a spec dump
             result.update(failed=True, variable=variable,
-                          msg="\n".join("inferops.vllm launch plan: %s" % line for line in lines))
+                          msg="\n".join("inferops.vllm launch plan: %s" % one_line(line) for line in lines))
             return result
         try:
             changed = write_review(output_dir, launches, self._task.check_mode) if output_dir else 0

@@ -164,7 +164,13 @@ class ClusterError(ValueError):
 
     def __init__(self, variable: str, value: Any, where: str, problem: str, fix: str):
         self.variable, self.value, self.where, self.problem, self.fix = variable, value, where, problem, fix
-        super().__init__("%s=%r (%s): %s. Fix: %s" % (variable, value, where, problem, fix))
+        super().__init__(one_line("%s=%r (%s): %s. Fix: %s" % (variable, value, where, problem, fix)))
+
+
+def one_line(text: str) -> str:
+    """The text with every character that is not printable (a newline, a NUL, U+2028, U+0085...) escaped as
+    Python writes it, so that a refusal that quotes a hostile value stays one line under any reader."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 @dataclass(frozen=True)
