@@ -42,7 +42,10 @@ def write_inventory(path: Path, nodes: int) -> None:
         groups[name] = {"hosts": {h: None for h in members}}
         cvars = {"vllm_cluster": name, "vllm_profile": "kimi_k3", "vllm_image": IMAGE, "vllm_strategy": "dep",
                  "vllm_gpu_model": "GB300" if gb300 else "B200", "vllm_fabric": "mnnvl" if gb300 else "infiniband",
-                 "vllm_control_interface": "bond0", "vllm_max_model_len": 131072}
+                 "vllm_control_interface": "bond0", "vllm_max_model_len": 131072,
+                 # what the plan requires for site.yml's later plays
+                 "vllm_api_key": "bench-not-a-secret", "vllm_model_registry": "10.0.0.5:5000",
+                 "vllm_model_revision": "0123456789abcdef0123456789abcdef01234567"}
         if gb300:
             cvars["vllm_nvlink_domain"] = name
         else:
