@@ -53,7 +53,7 @@ def test_every_literal_role_default_passes_its_format():
     ("vllm_ib_hcas", ["mlx5 0"]), ("vllm_nvlink_domain", "../rack"), ("vllm_cluster", "/etc"),
     ("vllm_cluster", "c1\n"), ("fabric_check_port", 70000), ("vllm_router_port", 0), ("vllm_prometheus_port", "-1"),
     ("vllm_serve_state_dir", "/"), ("vllm_serve_state_dir", "/var/lib"), ("vllm_serve_state_dir", "relative"),
-    ("vllm_serve_state_dir", "/srv/a/../b"), ("vllm_compile_cache_dir", "/"), ("vllm_model_cache_dir", "/srv/a:b"),
+    ("vllm_serve_state_dir", "/srv/a/../b"), ("vllm_watchdog_python", "/usr/bin/python3 -c x"), ("vllm_compile_cache_dir", "/"), ("vllm_model_cache_dir", "/srv/a:b"),
     ("vllm_router_host", "0.0.0.0:8080"), ("vllm_model_registry", "10.0.0.5:99999"),
     ("container_runtime_docker_repo_url", "https://x.example/ a"), ("nvidia_driver_version", "580; rm -rf /"),
     ("vllm_served_model_name", "k3 $(id)"), ("vllm_watchdog_container_name", "-vllm"),

@@ -139,6 +139,8 @@ def _abs_path(value: Any) -> Optional[str]:
         return _one_line(text)
     if not text.startswith("/"):
         return "not an absolute path"
+    if re.search(r"\s", text):
+        return "holds a blank, which a unit's ExecStart, a docker volume or a shell line would split at"
     if posixpath.normpath(text) != text or text.startswith("//"):
         return "not normalized (it holds '//', '/./', '/../' or a trailing '/'): write %s" % posixpath.normpath(text)
     return None
