@@ -68,7 +68,7 @@ for step in range(steps):
     sched.step()
     opt.zero_grad()
     if step % 25 == 0 or step == steps - 1:
-        print(f"step {step} loss {loss.item():.4f} {time.time()-t0:.0f}s", flush=True)
+        print(f"step {step} loss {loss.item():.4f} {time.time() - t0:.0f}s", flush=True)
 
 os.makedirs(out, exist_ok=True)
 for f in os.listdir(src):
