@@ -112,8 +112,11 @@ def test_a_play_runs_and_reports_as_without_the_callback(tmp_path):
 
 
 def test_workers_fork_from_a_frozen_controller_that_loaded_the_template_plugins(tmp_path):
+    frozen = {}
     for warm in (True, False):
         states = [res["ansible_facts"]["worker"] for _task, _host, res in results(run(tmp_path, warm), "Note the worker")]
         assert len(states) == 3
-        assert all((state["frozen"] > 0) == warm for state in states), (warm, states)
         assert all(state["preloaded"] == warm and state["shared"] == warm for state in states), (warm, states)
+        frozen[warm] = min(state["frozen"] for state in states)
+    # the callback freezes the controller's heap before the fork; ansible-core 2.20 freezes a smaller one of its own
+    assert frozen[True] > frozen[False], frozen
