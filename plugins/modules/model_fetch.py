@@ -17,7 +17,17 @@ description:
     request; each blob is hashed as it streams (sha256, and the git sha1 for non-LFS files) and renamed to its
     final name only when whole and correct.
   - Every registry request has a timeout and a bounded number of retries, so a store that does not answer fails
-    within about (O(retries) + 1) x O(timeout) seconds, with the registry named.
+    within about (O(retries) + 1) x O(timeout) seconds, with the registry named. A store that answers but
+    trickles (each read returns within O(timeout)) is ended by the rate floor O(min_rate_mbps) over
+    O(rate_window), so a blob's transfer takes at most about its size / O(min_rate_mbps) + O(rate_window).
+  - A registry answer that does not fit (416 to a resume, a wrong C(Content-Range), a short body, a reset) fails
+    with one line naming the file, the registry and the fix; a 416 first discards the partial and asks for the
+    whole blob once.
+  - Nothing below C(cache_dir/hub) is followed. A blob, partial or directory of the repository's cache that is a
+    symlink, fifo, device or directory where a file belongs is removed (the entry itself, never what a link points
+    to) and fetched or made again inside the cache.
+  - One run at a time per repository cache. The lock C(cache_dir/.locks/inferops-models--ORG--NAME.lock) is taken
+    before the fetch is planned, so a second run waits (at most O(lock_timeout)) and then finds the blobs present.
 version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 options:
@@ -96,6 +106,25 @@ options:
     description: With O(state=rolled_back), the revision the node serves again (the record's previous).
     type: str
     default: ""
+  min_rate_mbps:
+    description:
+      - The slowest a blob's transfer may be, in megabytes (10^6 bytes) per second averaged over O(rate_window),
+        after a first O(rate_window) of grace. A slower transfer fails with the rate seen. V(0) turns the floor off
+        (then only O(timeout) per read bounds a transfer).
+    type: float
+    default: 1.0
+  rate_window:
+    description:
+      - Seconds over which O(min_rate_mbps) is averaged, and the grace at the start of each transfer. It is raised to
+        at least the time four reads of 4 MiB take at O(min_rate_mbps).
+    type: float
+    default: 60
+  lock_timeout:
+    description:
+      - Seconds to wait for another run's fetch of this repository into the same O(cache_dir) (the cache lock) before
+        failing with the lock file and the process holding it.
+    type: float
+    default: 3600
 extends_documentation_fragment:
   - inferops.vllm.attributes
   - inferops.vllm.attributes.check_mode
@@ -206,7 +235,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import weights, weights_fetch
 from ansible_collections.inferops.vllm.plugins.module_utils.node.registry import RegistryError
-from ansible_collections.inferops.vllm.plugins.module_utils.node.registry_blobs import BoundedRegistry
+from ansible_collections.inferops.vllm.plugins.module_utils.node.registry_blobs import BoundedRegistry, one_line
 
 
 def main():
@@ -226,35 +255,51 @@ def main():
         "expected_digest": {"type": "str", "default": ""},
         "retry_failed": {"type": "bool", "default": False},
         "rolled_back_to": {"type": "str", "default": ""},
+        "min_rate_mbps": {"type": "float", "default": 1.0},
+        "rate_window": {"type": "float", "default": 60},
+        "lock_timeout": {"type": "float", "default": 3600},
     }, supports_check_mode=True)
     p = module.params
-    if not weights.SHA1.match(p["revision"]):
+    if not weights.SHA1.fullmatch(p["revision"]):
         module.fail_json(msg="revision %r is not a 40-hex commit" % p["revision"])
+    if not weights.REPO.fullmatch(p["repo"]):
+        module.fail_json(msg="repo %r is not ORG/NAME (letters, digits, . _ -): set it to the model's Hugging Face id"
+                         % p["repo"])
     what = "%s@%s in %s" % (p["repo"], p["revision"], p["cache_dir"])
+    try:
+        result = run(module, p, what)
+    except (RegistryError, weights_fetch.FetchError, weights.WeightsError) as exc:
+        module.fail_json(msg=one_line("staging %s failed: %s" % (what, exc), limit=4000))
+    except Exception as exc:  # pylint: disable=broad-except  # a user sees one line, never a traceback
+        module.fail_json(msg=one_line("staging %s failed: %s: %s; re-run, and report it if it stays"
+                                      % (what, type(exc).__name__, exc), limit=4000))
+    module.exit_json(**result)
+
+
+def run(module, p, what):
+    """The state's result; a problem the state reports (verified) fails here, with every problem."""
     if p["state"] == "rolled_back":
-        if not weights.SHA1.match(p["rolled_back_to"]):
+        if not weights.SHA1.fullmatch(p["rolled_back_to"]):
             module.fail_json(msg="rolled_back_to %r is not a 40-hex commit" % p["rolled_back_to"])
-        module.exit_json(**weights_fetch.rolled_back(p["record"], p["revision"], p["rolled_back_to"],
-                                                     dry_run=module.check_mode))
+        return weights_fetch.rolled_back(p["record"], p["revision"], p["rolled_back_to"], dry_run=module.check_mode)
     if p["state"] == "verified":
         result = weights_fetch.verified(p["repo"], p["revision"], p["cache_dir"], p["record"], p["verify"])
         if result["problems"]:
-            module.fail_json(msg="%s is not complete: %s" % (what, "; ".join(result["problems"])), **result)
-        module.exit_json(changed=False, **result)
+            module.fail_json(msg=one_line("%s is not complete: %s" % (what, "; ".join(result["problems"])),
+                                          limit=4000), **result)
+        return dict(result, changed=False)
     if not p["registry"]:
         module.fail_json(msg="registry is required with state=%s" % p["state"])
     reg = BoundedRegistry(p["registry"], timeout=p["timeout"], retries=p["retries"])
-    try:
-        if p["state"] == "check":
-            result = weights_fetch.check(reg, p["repo"], p["revision"], p["cache_dir"], p["record"], p["verify"],
-                                         p["margin_percent"], p["expected_digest"], p["retry_failed"])
-            module.exit_json(changed=False, **result)
-        result = weights_fetch.present(reg, p["repo"], p["revision"], p["cache_dir"], p["record"], p["verify"],
-                                       p["margin_percent"], p["keep_revisions"], p["concurrency"], p["retries"],
-                                       p["expected_digest"], dry_run=module.check_mode, retry_failed=p["retry_failed"])
-    except (RegistryError, weights_fetch.FetchError, weights.WeightsError, OSError, ValueError, KeyError) as exc:
-        module.fail_json(msg="staging %s failed: %s" % (what, exc))
-    module.exit_json(**result)
+    if p["state"] == "check":
+        result = weights_fetch.check(reg, p["repo"], p["revision"], p["cache_dir"], p["record"], p["verify"],
+                                     p["margin_percent"], p["expected_digest"], p["retry_failed"])
+        return dict(result, changed=False)
+    return weights_fetch.present(reg, p["repo"], p["revision"], p["cache_dir"], p["record"], p["verify"],
+                                 p["margin_percent"], p["keep_revisions"], p["concurrency"], p["retries"],
+                                 p["expected_digest"], dry_run=module.check_mode, retry_failed=p["retry_failed"],
+                                 min_rate_mbps=p["min_rate_mbps"], rate_window=p["rate_window"],
+                                 lock_timeout=p["lock_timeout"])
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ image per site. Stdlib only (runs on the mirror host).
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import re
 import urllib.error
@@ -79,7 +80,11 @@ class Registry:
                     continue
                 if exc.code == 404:
                     return None
-                detail = exc.read()[:200].decode("utf-8", "replace")
+                try:
+                    detail = exc.read(200).decode("utf-8", "replace")
+                except (OSError, ValueError, http.client.HTTPException):
+                    detail = ""  # a short or broken error body: the status says enough
+                detail = " ".join("".join(c if c.isprintable() else " " for c in detail).split())
                 raise RegistryError("%s %s%s: HTTP %d %s" % (method, self.base, path, exc.code, detail))
         return None
 

@@ -24,12 +24,38 @@ from ansible_collections.inferops.vllm.plugins.module_utils.node.registry import
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 CHUNK = 1 << 20
+# The most a manifest or config may weigh: a 2000-file model's manifest is well under 1 MiB.
+MAX_DOCUMENT = 32 << 20
 # errors worth another try: the store restarting, a dropped connection, a timeout
 TRANSIENT = (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout, TimeoutError)
 
 
 class StoreUnreachable(RegistryError):
     pass
+
+
+class RegistryAnswered(RegistryError):
+    """The registry answered with an error status (416 on a resume, 400, 403...): .status holds it."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """text on one line of printable characters (a registry's HTML error page, an exception with newlines)."""
+    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in str(text)).split())
+    return flat if len(flat) <= limit else flat[:limit] + "..."
+
+
+def _error_body(exc: urllib.error.HTTPError) -> str:
+    """The start of an error answer's body, on one line; "" when the body itself breaks (a short body, a reset)."""
+    try:
+        return one_line(exc.read(200).decode("utf-8", "replace"))
+    except (OSError, http.client.HTTPException, ValueError):
+        return ""
+    finally:
+        exc.close()
 
 
 def _retryable(code: int) -> bool:
@@ -64,13 +90,14 @@ class BoundedRegistry(Registry):
                     self._fetch_token(challenge)
                     continue
                 if exc.code == 404:
+                    exc.close()
                     return None
-                detail = exc.read()[:200].decode("utf-8", "replace").strip()
+                detail = _error_body(exc)
                 if not _retryable(exc.code):
-                    raise RegistryError("%s %s: HTTP %d %s" % (method, url, exc.code, detail))
+                    raise RegistryAnswered("%s %s: HTTP %d %s" % (method, url, exc.code, detail), exc.code)
                 last = "HTTP %d %s" % (exc.code, detail)
             except TRANSIENT as exc:
-                last = str(getattr(exc, "reason", None) or exc) or type(exc).__name__
+                last = one_line(str(getattr(exc, "reason", None) or exc) or type(exc).__name__)
             attempt += 1
             if attempt < tries:
                 time.sleep(self.backoff * (2 ** (attempt - 1)))
@@ -87,13 +114,37 @@ class BoundedRegistry(Registry):
         return True
 
 
+def read_document(reg: BoundedRegistry, resp, what: str, limit: int = MAX_DOCUMENT) -> bytes:
+    """A small answer (a manifest, the config) read whole within limit bytes and a deadline of a few
+    timeouts: a store that trickles it, or sends a gigabyte for it, fails named instead of hanging."""
+    deadline = time.monotonic() + 4 * reg.timeout
+    parts, size = [], 0
+    try:
+        with resp:
+            while True:
+                part = resp.read1(CHUNK) if hasattr(resp, "read1") else resp.read(CHUNK)
+                if not part:
+                    break
+                parts.append(part)
+                size += len(part)
+                if size > limit:
+                    raise RegistryError("the registry %s sent more than %d bytes for %s: check that %s is a "
+                                        "model artifact the store step pushed" % (reg.base, limit, what, what))
+                if time.monotonic() > deadline:
+                    raise RegistryError("the registry %s took over %g s to send %s (%d bytes so far): check the "
+                                        "store's load and network, or raise timeout"
+                                        % (reg.base, 4 * reg.timeout, what, size))
+    except TRANSIENT as exc:
+        raise StoreUnreachable("the registry %s broke off sending %s: %s" % (reg.base, what, one_line(str(exc))))
+    return b"".join(parts)
+
+
 def manifest_by_tag(reg: BoundedRegistry, repo: str, tag: str) -> Optional[Tuple[bytes, str]]:
     """(bytes, sha256 digest) of the manifest under tag, or None when the registry has no such tag."""
     resp = reg.request("GET", "/v2/%s/manifests/%s" % (repo, tag), {"Accept": OCI_MANIFEST})
     if resp is None:
         return None
-    with resp:
-        body = resp.read()
+    body = read_document(reg, resp, "the manifest %s:%s" % (repo, tag))
     return body, "sha256:" + hashlib.sha256(body).hexdigest()
 
 
@@ -147,8 +198,7 @@ def read_blob(reg: BoundedRegistry, repo: str, digest: str) -> bytes:
     resp = open_blob(reg, repo, digest)
     if resp is None:
         raise RegistryError("%s has no blob %s in %s" % (reg.base, digest, repo))
-    with resp:
-        body = resp.read()
+    body = read_document(reg, resp, "the blob %s in %s" % (digest, repo))
     if "sha256:" + hashlib.sha256(body).hexdigest() != digest:
         raise RegistryError("%s served blob %s with other content" % (reg.base, digest))
     return body

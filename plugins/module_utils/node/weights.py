@@ -16,6 +16,8 @@ import hashlib
 import json
 import os
 import re
+import stat
+import unicodedata
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref
@@ -28,12 +30,21 @@ LAYER_TYPE = "application/vnd.cncf.model.weight.v1.raw"
 PATH_ANNOTATION = "org.cncf.model.filepath"
 REGISTRY_PREFIX = "inferops-models"
 INCOMPLETE = ".incomplete"
+# snapshots/<rev>/<path> + LINK_TMP: the new link, renamed over the old one so a reader never sees none
+LINK_TMP = ".inferops-tmp"
 CHUNK = 1 << 20
 
-SHA1 = re.compile(r"^[0-9a-f]{40}$")
-SHA256 = image_ref.SHA256_HEX
+# Whole-string rules, used with fullmatch: "$" would also match before a trailing newline.
+SHA1 = re.compile(r"\A[0-9a-f]{40}\Z")
+SHA256 = re.compile(r"\A[0-9a-f]{64}\Z")
 DIGEST = image_ref.DIGEST
-REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+REPO = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+# Linux limits: one name (NAME_MAX) and a whole path (PATH_MAX), in bytes.
+NAME_MAX = 255
+PATH_MAX = 4096
+# Control (C0, DEL, C1), format (bidi overrides), surrogates and line or paragraph separators: none
+# belongs in a file name, and each would break the one-line messages that name the file.
+_REFUSED_CATEGORIES = ("Cc", "Cf", "Cs", "Zl", "Zp")
 # A cache on these vanishes at reboot (tmpfs, ramfs), sits in a container's layer (overlay) or cannot be written.
 REFUSED_FS = {
     "tmpfs": "it lives in RAM and is lost at reboot",
@@ -89,13 +100,40 @@ def build_manifest(repo: str, revision: str, files: List[Entry]) -> Manifest:
     return doc
 
 
+def _refused_character(path: str) -> str:
+    """The first character a file name must not hold (control, format, separator, surrogate), or ""."""
+    for ch in path:
+        if unicodedata.category(ch) in _REFUSED_CATEGORIES:
+            return ch
+    return ""
+
+
 def _path_problem(path: Any) -> str:
     if not isinstance(path, str) or not path:
         return "a file has no path"
+    bad = _refused_character(path)
+    if bad:
+        return "file path %r holds the control character %r: rename the file in the model repository" % (path, bad)
     parts = path.split("/")
-    if path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts):
+    if path.startswith("/") or "\\" in path or any(p in ("", ".", "..") or not p.strip() for p in parts):
         return "file path %r is not a plain relative path" % path
+    if any(p.endswith(LINK_TMP) for p in parts):
+        return "file path %r ends in %s, the name the fetcher uses while it links a file" % (path, LINK_TMP)
+    encoded = path.encode("utf-8")
+    if len(encoded) > PATH_MAX - 512 or any(len(p.encode("utf-8")) > NAME_MAX for p in parts):
+        return ("file path %r is longer than Linux allows (%d bytes a name, %d a path)"
+                % (path[:80] + ("..." if len(path) > 80 else ""), NAME_MAX, PATH_MAX - 512))
     return ""
+
+
+def _file_and_directory(paths: List[str]) -> List[str]:
+    """Paths that are both a file and another file's directory (a and a/b): no snapshot can hold both."""
+    files = set(paths)
+    clashes = set()
+    for path in paths:
+        parts = path.split("/")
+        clashes.update("/".join(parts[:i]) for i in range(1, len(parts)) if "/".join(parts[:i]) in files)
+    return sorted(clashes)
 
 
 def manifest_problems(doc: Any) -> List[str]:
@@ -105,9 +143,9 @@ def manifest_problems(doc: Any) -> List[str]:
     problems = []
     if doc.get("schema") != SCHEMA:
         problems.append("schema is %r, not %s" % (doc.get("schema"), SCHEMA))
-    if not isinstance(doc.get("repo"), str) or not REPO.match(doc["repo"]):
+    if not isinstance(doc.get("repo"), str) or not REPO.fullmatch(doc["repo"]):
         problems.append("repo %r is not org/name" % doc.get("repo"))
-    if not isinstance(doc.get("revision"), str) or not SHA1.match(doc["revision"]):
+    if not isinstance(doc.get("revision"), str) or not SHA1.fullmatch(doc["revision"]):
         problems.append("revision %r is not a 40-hex commit" % doc.get("revision"))
     files = doc.get("files")
     if not isinstance(files, list) or not files:
@@ -127,14 +165,15 @@ def manifest_problems(doc: Any) -> List[str]:
         seen.add(where)
         if not isinstance(f.get("size"), int) or isinstance(f.get("size"), bool) or f["size"] < 0:
             problems.append("%s: size %r is not a byte count" % (where, f.get("size")))
-        if not isinstance(f.get("sha256"), str) or not SHA256.match(f["sha256"]):
+        if not isinstance(f.get("sha256"), str) or not SHA256.fullmatch(f["sha256"]):
             problems.append("%s: sha256 %r is not 64 hex" % (where, f.get("sha256")))
         if not isinstance(f.get("lfs"), bool):
             problems.append("%s: lfs is not true or false" % where)
         elif f["lfs"] and f.get("etag") != f.get("sha256"):
             problems.append("%s: an LFS file's etag must be its sha256" % where)
-        elif not f["lfs"] and not (isinstance(f.get("etag"), str) and SHA1.match(f["etag"])):
+        elif not f["lfs"] and not (isinstance(f.get("etag"), str) and SHA1.fullmatch(f["etag"])):
             problems.append("%s: a git file's etag %r is not a 40-hex git sha1" % (where, f.get("etag")))
+    problems += ["%s is both a file and a directory of other files" % p for p in _file_and_directory(sorted(seen))]
     if [f.get("path") for f in files if isinstance(f, dict)] != sorted(seen) and not problems:
         problems.append("files are not sorted by path")
     return problems
@@ -202,6 +241,9 @@ def check_artifact(oci: bytes, config: bytes, repo: str, revision: str) -> Manif
 # --- the cache layout ---------------------------------------------------------------------------
 
 def repo_dir(cache_root: str, repo: str) -> str:
+    if not isinstance(repo, str) or not REPO.fullmatch(repo):
+        raise WeightsError("repo %r is not org/name (letters, digits, . _ -): set the model's repo to its "
+                           "Hugging Face id" % (repo,))
     org, name = repo.split("/", 1)
     return os.path.join(cache_root, "hub", "models--%s--%s" % (org, name))
 
@@ -226,17 +268,106 @@ def _content_ok(path: str, f: Entry) -> bool:
     return sha256 == f["sha256"] and (f["lfs"] or sha1 == f["etag"])
 
 
+def lstat_or_none(path: str) -> Optional[os.stat_result]:
+    """The entry itself (a link is not followed), or None when there is none."""
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return None
+
+
+def kind_of(st: os.stat_result) -> str:
+    """What a cache entry is, in words for a message."""
+    mode = st.st_mode
+    for test, word in ((stat.S_ISLNK, "a symlink"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a fifo"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device")):
+        if test(mode):
+            return word
+    return "a file" if stat.S_ISREG(mode) else "not a file"
+
+
+def bad_directory(path: str) -> str:
+    """Why path cannot be trusted as a directory of the cache (missing, a symlink, not a directory), or ""."""
+    st = lstat_or_none(path)
+    if st is None:
+        return "%s is missing" % path
+    if not stat.S_ISDIR(st.st_mode):
+        return "%s is %s, not a directory" % (path, kind_of(st))
+    return ""
+
+
+def _first_bad_directory(top: str, parts: List[str]) -> str:
+    """The first of top, top/parts[0], top/parts[0]/parts[1]... that is no real directory, as bad_directory says."""
+    path = top
+    for part in [""] + parts:
+        path = os.path.join(path, part) if part else path
+        why = bad_directory(path)
+        if why:
+            return why
+    return ""
+
+
+def repo_directory_problem(cache_root: str, repo: str) -> Tuple[str, str]:
+    """(blobs problem, snapshots problem): why the repo's blobs/ or snapshots/ cannot be read without
+    following a link ("" when they are real directories). The cache root and its hub/ are the operator's
+    (they may be links on purpose); everything below them is the fetcher's and is never followed."""
+    base = repo_dir(cache_root, repo)
+    return (_first_bad_directory(base, ["blobs"]), _first_bad_directory(base, ["snapshots"]))
+
+
+def _judge_blob(blob: str, f: Entry, verify: str, blobs_bad: str) -> str:
+    """Why blobs/<etag> must be fetched again, or "" when it is a regular file of the right size (and content)."""
+    if blobs_bad:
+        return "missing (%s)" % blobs_bad
+    st = lstat_or_none(blob)
+    if st is None:
+        return "missing"
+    if not stat.S_ISREG(st.st_mode):
+        return "%s, not a file" % kind_of(st)
+    if st.st_size != f["size"]:
+        return "size %d, not %d" % (st.st_size, f["size"])
+    if verify == "full" and not _content_ok(blob, f):
+        return "content does not match its checksum"
+    return ""
+
+
+def _judge_link(snap: str, f: Entry, snaps_bad: str) -> str:
+    """Why snapshots/<rev>/<path> must be made again, or "". Its text must be exactly the relative
+    target the fetcher writes: one that merely resolves may resolve anywhere."""
+    if snaps_bad:
+        return "missing"
+    parts = f["path"].split("/")
+    if _first_bad_directory(snap, parts[:-1]):
+        return "missing"
+    where = os.path.join(snap, f["path"])
+    st = lstat_or_none(where)
+    if st is None:
+        return "missing"
+    if not stat.S_ISLNK(st.st_mode):
+        return "not a symlink"
+    text = os.readlink(where)
+    if text != link_target(f["path"], f["etag"]):
+        return "points to %s" % text
+    return ""
+
+
 def plan_fetch(cache_root: str, manifest: Manifest, verify: str = "size") -> Dict[str, Any]:
     """What the cache lacks for this manifest. verify=size stats only; full also hashes each blob.
+    Nothing below the repo's directory is followed: a blob that is a link (to any file of the right
+    size) is bad, and a linked blobs/ or snapshot directory holds nothing.
 
     fetch: [{path, etag, size, lfs, sha256, reason, resume}] blobs to (re)fetch, resume = bytes of a kept
                                                              .incomplete partial to continue from
     link:  [{path, etag, reason}]                           snapshot links to (re)make
-    remove: [path]                                          bad blobs and partials to delete first
+    remove: [path]                                          bad blobs and partials (in blobs/) to delete first
     missing_bytes: bytes still to move
     """
     repo, revision = manifest["repo"], manifest["revision"]
     snap = snapshot_dir(cache_root, repo, revision)
+    blobs_bad, snaps_bad = repo_directory_problem(cache_root, repo)
+    snaps_bad = snaps_bad or bad_directory(snap)
     fetch: List[Entry] = []
     link: List[Entry] = []
     remove: List[str] = []
@@ -245,74 +376,81 @@ def plan_fetch(cache_root: str, manifest: Manifest, verify: str = "size") -> Dic
         blob = blob_path(cache_root, repo, f["etag"])
         partial = blob + INCOMPLETE
         seen = f["etag"] in judged
-        if seen:
-            reason = judged[f["etag"]]
-        elif not os.path.isfile(blob):
-            reason = "missing"
-        elif os.path.getsize(blob) != f["size"]:
-            reason = "size %d, not %d" % (os.path.getsize(blob), f["size"])
-        elif verify == "full" and not _content_ok(blob, f):
-            reason = "content does not match its checksum"
-        else:
-            reason = ""
+        reason = judged[f["etag"]] if seen else _judge_blob(blob, f, verify, blobs_bad)
         judged[f["etag"]] = reason
-        resume = 0
-        if reason and not seen:
-            if reason != "missing":
+        if not seen and not blobs_bad:
+            pst = lstat_or_none(partial)
+            kept = pst is not None and stat.S_ISREG(pst.st_mode) and pst.st_size <= f["size"]
+            if reason and reason != "missing":
                 remove.append(blob)
-            psize = os.path.getsize(partial) if os.path.isfile(partial) else -1
-            if 0 <= psize <= f["size"]:
-                resume = psize  # kept: the fetch hashes it and continues with a Range request
-            elif psize > f["size"]:
-                remove.append(partial)
-            fetch.append(dict(f, reason=reason, resume=resume))
-        elif not reason and not seen and os.path.lexists(partial):
-            remove.append(partial)  # a stray partial beside a complete blob
-        where = os.path.join(snap, f["path"])
-        target = link_target(f["path"], f["etag"])
-        if not os.path.islink(where):
-            why = "missing" if not os.path.lexists(where) else "not a symlink"
+            if pst is not None and (not kept or not reason):
+                remove.append(partial)  # not a file, longer than the blob, or a stray beside a complete blob
+            if reason:
+                fetch.append(dict(f, reason=reason, resume=pst.st_size if kept else 0))
+        elif reason and not seen:
+            fetch.append(dict(f, reason=reason, resume=0))
+        why = _judge_link(snap, f, snaps_bad)
+        if why:
             link.append({"path": f["path"], "etag": f["etag"], "reason": why})
-        elif os.readlink(where) != target:
-            link.append({"path": f["path"], "etag": f["etag"], "reason": "points to %s" % os.readlink(where)})
-        elif not reason and not os.path.exists(where):
-            link.append({"path": f["path"], "etag": f["etag"], "reason": "dangling"})
     missing = sum(f["size"] - f["resume"] for f in fetch)
     return {"fetch": fetch, "link": link, "remove": remove, "missing_bytes": missing}
 
 
+def _link_problem(rel: str, text: str, blobs: str) -> str:
+    """Why a snapshot link without a manifest is wrong (its text must be the fetcher's exact relative
+    target to a checksum-named blob that is a regular file), or ""."""
+    etag = text.rsplit("/", 1)[-1]
+    if not (SHA1.fullmatch(etag) or SHA256.fullmatch(etag)) or text != link_target(rel, etag):
+        return "%s points outside the repo's blobs/ (%s)" % (rel, text)
+    st = lstat_or_none(os.path.join(blobs, etag))
+    if st is None:
+        return "%s is a dangling symlink (%s)" % (rel, text)
+    if not stat.S_ISREG(st.st_mode):
+        return "%s points to %s, which is %s, not a file" % (rel, os.path.join(blobs, etag), kind_of(st))
+    return ""
+
+
 def verify_snapshot(cache_root: str, repo: str, revision: str, full: bool = False) -> Dict[str, Any]:
     """A cache without a manifest (a shared filesystem filled elsewhere): the snapshot exists, every link
-    resolves to a blob of this repo, no blob is a partial, and with full each blob's content hashes to its name."""
+    is the exact relative link to a blob of this repo, no blob is a partial, and with full each blob's
+    content hashes to its name. No link below the repo's directory is followed."""
     snap = snapshot_dir(cache_root, repo, revision)
     blobs = os.path.join(repo_dir(cache_root, repo), "blobs")
     problems: List[str] = []
     files, size = 0, 0
-    if not os.path.isdir(snap):
-        return {"files": 0, "bytes": 0, "problems": ["%s does not exist: revision %s is not staged" % (snap, revision)]}
-    partials = sorted(n for n in os.listdir(blobs) if n.endswith(INCOMPLETE)) if os.path.isdir(blobs) else []
+    blobs_bad, snaps_bad = repo_directory_problem(cache_root, repo)
+    snaps_bad = snaps_bad or bad_directory(snap)
+    if snaps_bad:
+        if lstat_or_none(snap) is None:
+            snaps_bad = "%s does not exist: revision %s is not staged" % (snap, revision)
+        return {"files": 0, "bytes": 0, "problems": [snaps_bad]}
+    if blobs_bad:
+        problems.append(blobs_bad)
+    partials = sorted(n for n in os.listdir(blobs) if n.endswith(INCOMPLETE)) if not blobs_bad else []
     problems += ["%s is a partial download" % os.path.join(blobs, n) for n in partials]
-    for dirpath, _dirs, names in os.walk(snap):
+    for dirpath, dirs, names in os.walk(snap):  # os.walk lists a linked directory as a name, never enters it
         for name in sorted(names):
             where = os.path.join(dirpath, name)
             rel = os.path.relpath(where, snap)
             if not os.path.islink(where):
                 problems.append("%s is not a symlink into blobs/" % rel)
                 continue
-            real = os.path.realpath(where)
-            if not os.path.isfile(real):
-                problems.append("%s is a dangling symlink (%s)" % (rel, os.readlink(where)))
+            problem = "%s: %s" % (rel, blobs_bad) if blobs_bad else _link_problem(rel, os.readlink(where), blobs)
+            if problem:
+                problems.append(problem)
                 continue
-            if os.path.dirname(real) != os.path.realpath(blobs):
-                problems.append("%s points outside the repo's blobs/ (%s)" % (rel, real))
-                continue
+            etag = os.readlink(where).rsplit("/", 1)[-1]
+            real = os.path.join(blobs, etag)
             files += 1
-            size += os.path.getsize(real)
-            etag = os.path.basename(real)
+            size += os.lstat(real).st_size
             if full:
-                sha256, sha1 = file_hashes(real, git=bool(SHA1.match(etag)))[1:]
+                sha256, sha1 = file_hashes(real, git=bool(SHA1.fullmatch(etag)))[1:]
                 if etag not in (sha256, sha1):
-                    problems.append("%s: blob %s hashes to %s" % (rel, etag, sha1 if SHA1.match(etag) else sha256))
+                    problems.append("%s: blob %s hashes to %s" % (rel, etag, sha1 if SHA1.fullmatch(etag) else sha256))
+        for name in sorted(dirs):
+            if os.path.islink(os.path.join(dirpath, name)):
+                problems.append("%s is a symlink to a directory, not a link into blobs/"
+                                % os.path.relpath(os.path.join(dirpath, name), snap))
     if not files and not problems:
         problems.append("%s holds no files" % snap)
     return {"files": files, "bytes": size, "problems": problems}
