@@ -84,27 +84,24 @@ def assert_inert(launches, out_dir):
             assert os.path.realpath(os.path.join(folder, name)).startswith(root + os.sep)
 
 
-@seed(SEED)
-@BUDGET
-@given(target=TARGETS, value=HOSTILE)
-def test_a_hostile_value_is_refused_in_one_line_or_planned_inert(tmp_path_factory, target, value):
-    out_dir = tmp_path_factory.mktemp("plan")
+def refused_in_one_line_or_inert(out_dir, target, value):
     lines, launches = planned(*inventory(target, value))
     if lines:
         for line in lines:
             assert "Traceback" not in line and "Fix:" in line, line
         return
     assert_inert(launches, out_dir)
+
+
+@seed(SEED)
+@BUDGET
+@given(target=TARGETS, value=HOSTILE)
+def test_a_hostile_value_is_refused_in_one_line_or_planned_inert(tmp_path_factory, target, value):
+    refused_in_one_line_or_inert(tmp_path_factory.mktemp("plan"), target, value)
 
 
 @seed(SEED)
 @BUDGET
 @given(target=TARGETS, value=st.text(max_size=40))
 def test_any_text_is_refused_in_one_line_or_planned_inert(tmp_path_factory, target, value):
-    out_dir = tmp_path_factory.mktemp("plan")
-    lines, launches = planned(*inventory(target, value))
-    if lines:
-        for line in lines:
-            assert "Traceback" not in line and "Fix:" in line, line
-        return
-    assert_inert(launches, out_dir)
+    refused_in_one_line_or_inert(tmp_path_factory.mktemp("plan"), target, value)

@@ -78,11 +78,6 @@ def _port(value: Any) -> Optional[str]:
     return None if number is not None and 1 <= number <= 65535 else "not a TCP port (1 to 65535)"
 
 
-def _count(value: Any) -> Optional[str]:
-    number = _number(value)
-    return None if number is not None and number >= 0 else "not a whole number >= 0"
-
-
 def _number(value: Any) -> Optional[int]:
     if isinstance(value, bool):
         return None
@@ -186,7 +181,6 @@ FORMATS: Dict[str, Format] = {f.name: f for f in (
     Format("endpoint", _endpoint, "set host:port, e.g. 10.0.0.5:5000"),
     Format("url", _url, "set a whole URL, e.g. https://example.com/repo"),
     Format("port", _port, "set a port from 1 to 65535"),
-    Format("count", _count, "set a whole number >= 0"),
     Format("abs_path", _abs_path, "set an absolute, normalized path"),
     Format("node_dir", _node_dir, "set an absolute, normalized directory of the collection's own, e.g. "
                                   "/var/lib/inferops-vllm/<name>"),
@@ -259,8 +253,7 @@ def problem(variable: str, value: Any) -> Optional[Tuple[str, str]]:
     for item in values:
         if isinstance(item, dict):
             continue
-        if fmt.name not in ("port", "count") and isinstance(item, str) and item == "" \
-                and fmt.name not in ("text", "prose", "local_path"):
+        if item == "" and fmt.name not in ("port", "text", "prose", "local_path"):
             # '' means "none" for the optional ones (checked by their roles); an empty list element never does
             if isinstance(value, (list, tuple)):
                 return "holds an empty entry", FIX_FOR.get(variable, fmt.fix)

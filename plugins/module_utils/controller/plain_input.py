@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     CLUSTER_DEFAULTS, SECRET_ENV, Cluster, ClusterError, ClusterErrors)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.wrong_values import shown_hosts
@@ -109,13 +108,13 @@ def token_warnings(variable: str, values: Mapping[Any, Any], where: str) -> List
             for name, v in values.items() if isinstance(v, str) and TOKEN_VALUE.match(v.strip())]
 
 
-def path_problem(variable: str, value: Any) -> Optional[str]:
-    """Why a host path cannot be a docker volume's source, else None (the boundary's volume format)."""
+def path_problem(value: Any) -> Optional[str]:
+    """Why a host path cannot be a docker volume's source, else None. Only the empty or missing path is left
+    to judge here: cluster._check_types has already held every other value to the boundary's volume format."""
     if not isinstance(value, str) or value == "":
         return "a host path mounted into the container: not an absolute path (docker would take a relative one " \
                "as a named volume)"
-    found = boundary.problem(variable, value)
-    return found[0] if found else None
+    return None
 
 
 def volume_problems(settings: Mapping[str, Any], where: str) -> List[ClusterError]:
@@ -125,7 +124,7 @@ def volume_problems(settings: Mapping[str, Any], where: str) -> List[ClusterErro
     for var in VOLUME_VARS:
         if var in OPTIONAL_VOLUME_VARS and settings[var] == "":
             continue
-        problem = path_problem(var, settings[var])
+        problem = path_problem(settings[var])
         if problem:
             fix = "set an absolute, normalized directory of its own without ':' or line breaks, e.g. %s" \
                 % CLUSTER_DEFAULTS[var]

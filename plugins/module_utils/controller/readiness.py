@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.fleet import IMEX_CHANNEL
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import ClusterError
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.wrong_values import shown_hosts
 
 OPEN_API = "vllm_api_open"
-IMEX_CHANNEL = "/dev/nvidia-caps-imex-channels/"
 IMEX_OFF = (False, "false", "False", "no", "off")
 
 Launches = Mapping[str, Mapping[str, Any]]
