@@ -9,16 +9,16 @@ short_description: Task workers forked from a warm, frozen controller
 description:
   - Changes nothing a play does or reports; only what each task worker inherits from the controller.
   - Ansible forks one worker process per task and host, and each worker loads, for itself, every plugin its task's
-    templates, connection and privilege escalation use (parsing their documentation for their options), and compiles
-    every template it renders. This callback loads the filters, tests and lookups of C(ansible.builtin) and of this
-    collection, and each host's connection and become plugin, in the controller before the first fork, so that every
-    worker inherits them loaded; and it lets the workers of a run share their compiled templates through a folder of
-    the run's own temporary folder, so that a template is compiled once per run, not once per task and host.
+    templates, connection and privilege escalation use (parsing their documentation for their options). This
+    callback loads the filters, tests and lookups of C(ansible.builtin) and of this collection, and each host's
+    connection and become plugin, in the controller before the first fork (through Ansible's public plugin loaders),
+    so that every worker inherits them loaded.
   - Right before each fork the controller's objects are moved out of the garbage collector's reach (Python's
     C(gc.freeze)); they are put back when the next task starts. A worker's collector then walks only the objects
     the worker made, not the hundreds of thousands the controller holds, and writes to none of the memory pages
     the worker shares with it, so none is copied.
-  - Together they cut the CPU of a no-op C(site.yml) by about a third (docs/benchmarks.md).
+  - Public interfaces only (Ansible's callback and plugin loader API, Python's C(gc)); it replaces no function of
+    Ansible, Jinja or Python. Each worker still compiles the templates it renders (docs/benchmarks.md gives the cost).
   - The collection's C(ansible.cfg) and Molecule configuration enable it (C(callbacks_enabled = inferops.vllm.warm_workers)).
 version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
@@ -29,18 +29,9 @@ requirements:
 import gc
 import importlib
 import os
-import tempfile
 
-from ansible import constants as C
 from ansible.plugins.callback import CallbackBase
 from ansible.plugins.loader import become_loader, connection_loader, filter_loader, lookup_loader, test_loader
-
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import compiled_templates
-
-try:  # ansible-core 2.19: whether a top-level template escapes backslashes is ambient state, not the environment's
-    from ansible._internal._templating._jinja_bits import AnsibleEnvironment, _TemplateCompileContext
-except ImportError:
-    AnsibleEnvironment = _TemplateCompileContext = None
 
 
 class CallbackModule(CallbackBase):
@@ -66,7 +57,6 @@ class CallbackModule(CallbackBase):
         if not self._warm:
             self._warm = True
             _load_template_plugins()
-            _share_compiled_templates()
 
     def v2_runner_on_start(self, host, task):
         # the strategy calls this right before it forks the host's worker
@@ -129,22 +119,3 @@ def _collection_plugin_names(kind: str) -> list[str]:
         names.extend(declared)
     return names
 
-
-def _share_compiled_templates() -> None:
-    """Workers of this run load the templates another worker compiled (module_utils/controller/compiled_templates.py),
-    from a folder that Ansible removes with the run's temporary folder. Not while Ansible debugs templates: it
-    writes each template's Python source out as it compiles it."""
-    if getattr(AnsibleEnvironment, "_debuggable_template_source", False):
-        return
-    try:
-        folder = tempfile.mkdtemp(prefix="jinja-", dir=C.DEFAULT_LOCAL_TMP)
-    except OSError:
-        return
-    compiled_templates.SharedCompiles(folder, _compile_context).install()
-
-
-def _compile_context() -> str:
-    if _TemplateCompileContext is None:
-        return ""
-    current = _TemplateCompileContext.current(optional=True)
-    return "escape_backslashes=%r" % (current.escape_backslashes if current else None)
