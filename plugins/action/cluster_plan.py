@@ -19,7 +19,7 @@ from ansible.plugins.action import ActionBase
 from ansible.template import Templar
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    boundary, fleet, known_vars, proxy, readiness, role_vars, wrong_values)
+    boundary, fleet, known_vars, plan_view, proxy, readiness, role_vars, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     DRIVER_VARS, SECRET_ENV, VAR_TYPES, ClusterError, one_line)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
@@ -29,6 +29,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.observabi
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.plan import (
     READ_NAMES, cluster_name_of, compile_cluster)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_run_command
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import rollout
 
 
 SECRET_VARS = frozenset(SECRET_ENV.values())
@@ -184,7 +185,27 @@ def fleet_lines(launches, vars_of, read, groups, role_values, loader):
     lines += readiness.imex_problems(launches, lambda host: setting(host, "nvidia_driver_imex"))
     refused, notes = readiness.api_problems(launches, lambda host: bool(read.get(host, {}).get("vllm_api_key")),
                                             lambda host: read.get(host, {}).get(readiness.OPEN_API))
+    notes += downtime_lines(launches, vars_of, routers, setting, loader)
     return lines + refused, imex + notes
+
+
+def downtime_lines(launches, vars_of, routers, setting, loader):
+    """A note per cluster that no router of group vllm_routers fronts: an upgrade or rolling restart stops it
+    while it moves (vllm_rollout refuses that unless vllm_rollout_allow_downtime, read on the cluster's head)."""
+    heads = {}
+    for host, launch in launches.items():
+        heads.setdefault(launch["cluster"]["name"], launch["cluster"].get("head") or host)
+
+    def accepted(name):
+        hvars = vars_of(heads[name])
+        try:
+            value = read_var(hvars, rollout.ALLOW_DOWNTIME, loader) if rollout.ALLOW_DOWNTIME in hvars else None
+        except AnsibleError:
+            return False
+        return rollout.accepted(value) is True
+    return rollout.downtime_notes([launch["cluster"] for launch in launches.values()],
+                                  [{name: setting(host, name) for name in rollout.ROUTER_SETTINGS} for host in routers],
+                                  accepted)
 
 
 def observability_setting(hvars, name, loader):
@@ -289,16 +310,18 @@ def write_review(output_dir, launches, check=False):
     return changed
 
 
-def show_lines(launches):
-    out = []
+def show_lines(launches, read, role_values, output_dir):
+    """The plan as people read it (plan_view), with the driver each node gets: its nvidia_driver_branch or
+    rocm_version, else the role's default."""
+    drivers = {}
     for host, launch in launches.items():
-        c = launch["cluster"]
-        out += ["%s: %s of cluster %s (rank %d): %s on %d x %d %s over %s"
-                % (host, launch["role"], c["name"], launch["rank"], c["strategy"], len(c["nodes"]),
-                   c["gpus_per_node"], c["gpu_model"], c["fabric"]),
-                docker_run_command(launch, c["image"] or "IMAGE"),
-                launch["config_yaml"]]
-    return out
+        vendor = launch["cluster"]["vendor"]
+        if vendor == "nvidia":
+            drivers[host] = read.get(host, {}).get("nvidia_driver_branch") or \
+                role_default("nvidia_driver", "nvidia_driver_branch")
+        elif vendor == "amd":
+            drivers[host] = role_values.get(host, {}).get("rocm_version") or role_default("rocm", "rocm_version")
+    return plan_view.plan_lines(launches, drivers, output_dir)
 
 
 def stash(launches):
@@ -352,9 +375,12 @@ class ActionModule(ActionBase):
                     continue
                 try:
                     out[key] = read_var(hvars, key, self._loader)
-                except AnsibleUndefinedVariable as exc:
-                    if key not in PLAN_OPTIONAL:
-                        raise
+                except AnsibleError as exc:
+                    if key not in PLAN_OPTIONAL or not isinstance(exc, AnsibleUndefinedVariable):
+                        # a refusal line like any other, so the rest of the inventory is still checked
+                        raise ClusterError(key, None, "host %s" % name, "its value cannot be resolved: %s"
+                                           % one_line(exc.message), "set %s in the inventory, or define what "
+                                           "its template needs" % key) from None
                     out[key] = None
                     if exc.message not in notes:
                         notes.append(exc.message)
@@ -369,7 +395,7 @@ class ActionModule(ActionBase):
                 try:
                     owners[name] = read[name].get("vllm_cluster") if name in read else \
                         vars_of(name).get("vllm_cluster")
-                except AnsibleUndefinedVariable:
+                except AnsibleError:   # refused by name when its host is compiled
                     owners[name] = None
             return owners[name]
 
@@ -385,22 +411,32 @@ class ActionModule(ActionBase):
         unknown_refused, unknown_warned = unknown_var_lines(vars_of, play_hosts, self._loader)
         lines += unknown_refused
         lines += readiness.name_problems(play_hosts, cluster_children(hostvars) or ())
-        variable = lines[0].split("=", 1)[0].split(" ", 1)[0] if lines else None
         launches = {}
         warnings = []
         obs_files = {}
-        try:
-            # the hosts of this play (or serial batch); each of their clusters is compiled whole, once
-            for host in play_hosts:
-                if host in launches:
-                    continue
-                del notes[:]
+        refused = set()   # clusters (or hosts without one) already refused: each is reported once
+        # the hosts of this play (or serial batch); each of their clusters is compiled whole, once. A refused
+        # cluster does not stop the others: every problem of the inventory is reported in one run.
+        for host in play_hosts:
+            if host in launches or host in refused:
+                continue
+            del notes[:]
+            name = cluster_of(host) if isinstance(cluster_of(host), str) else host
+            if name in refused:
+                continue
+            try:
                 compiled = compile_cluster(cluster_name_of(host, host_vars(host)), task_vars["groups"], host_vars,
                                            cluster_of, overrides=args["overrides"])
-                summary = next(iter(compiled.values()))["cluster"]   # one summary, shared by the nodes
-                summary["warnings"] += notes
-                warnings += summary["warnings"]
-                launches.update(compiled)
+            except ClusterError as exc:
+                refused.update([name, host] + list(task_vars["groups"].get(name, ())))
+                lines += [line for line in str(exc).splitlines() if line not in lines]
+                continue
+            summary = next(iter(compiled.values()))["cluster"]   # one summary, shared by the nodes
+            summary["warnings"] += notes
+            warnings += summary["warnings"]
+            launches.update(compiled)
+        warnings += fleet.optional_group_warnings(task_vars["groups"])
+        try:
             fleet_refused, fleet_warned = fleet_lines(launches, vars_of, read, task_vars["groups"], role_values,
                                                       self._loader)
             lines += fleet_refused
@@ -410,16 +446,11 @@ class ActionModule(ActionBase):
                                                 self._loader)
                 lines += prometheus_lines(vars_of, read, task_vars["groups"], self._loader)
         except ClusterError as exc:
-            lines = str(exc).splitlines() + lines
-            variable = exc.variable
+            lines += str(exc).splitlines()
         except observability.ObservabilityError as exc:
             lines.append(str(exc))
-            variable = variable or exc.variable
         if lines:
-            # one line per refusal (ClusterErrors carries several), never a traceback or a spec dump
-            result.update(failed=True, variable=variable,
-                          msg="\n".join("inferops.vllm launch plan: %s" % one_line(line) for line in lines))
-            return result
+            return self._refuse(result, lines)
         try:
             changed = write_review(output_dir, launches, self._task.check_mode) if output_dir else 0
             if output_dir and obs_files:
@@ -429,8 +460,25 @@ class ActionModule(ActionBase):
         except boundary.BoundaryError as exc:
             result.update(failed=True, msg="inferops.vllm launch plan: %s" % exc)
             return result
-        result.update(changed=bool(changed), stash=folder, warnings=warnings,
-                      show=show_lines(launches) if args["show"] else [])
+        shown = show_lines(launches, read, role_values, output_dir) if args["show"] else []
+        if shown:   # the plan prints each cluster's warnings with the cluster: not twice
+            with_clusters = {w for launch in launches.values() for w in launch["cluster"]["warnings"]}
+            warnings = [w for w in warnings if w not in with_clusters]
+        result.update(changed=bool(changed), stash=folder, warnings=warnings, show=shown)
+        if shown:   # the default callback prints an ok result only when asked: the plan is this task's output
+            result["_ansible_verbose_always"] = True
+        return result
+
+    @staticmethod
+    def _refuse(result, lines):
+        """A failed result with one refusal per line under `refusals` and a one-line `msg`: ansible-core 2.19+
+        prints msg twice (an [ERROR] block, then the result), every callback prints a list one item per line,
+        and _ansible_verbose_always asks the default callback to indent the result instead of one JSON line."""
+        refusals = [one_line(line) for line in lines]
+        result.update(failed=True, variable=refusals[0].split("=", 1)[0].split(" ", 1)[0], refusals=refusals,
+                      _ansible_verbose_always=True,
+                      msg="inferops.vllm launch plan: %d refusal%s, listed below; no host was touched"
+                          % (len(refusals), "" if len(refusals) == 1 else "s"))
         return result
 
     @staticmethod
@@ -439,10 +487,8 @@ class ActionModule(ActionBase):
         host would skip every play with "no hosts matched" and exit 0."""
         lines = fleet.cluster_group_problems(cluster_children(task_vars["hostvars"]), task_vars["groups"])
         if lines:
-            result.update(failed=True, variable="vllm_clusters",
-                          msg="\n".join("inferops.vllm launch plan: %s" % line for line in lines))
-        else:
-            result.update(changed=False)
+            return ActionModule._refuse(result, lines)
+        result.update(changed=False)
         return result
 
     @staticmethod

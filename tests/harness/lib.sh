@@ -352,7 +352,7 @@ python_at() {
       return 0
     fi
   done
-  die "no Python $1 with venv here: ansible-core 2.20 and later need Python 3.12 or newer (README, 'Controller')"
+  die "no Python $1 with venv here: ansible-core 2.20 and later need Python 3.12 or newer (README, 'Requirements')"
 }
 
 # The other supported ansible-core versions (meta/runtime.yml) for sanity and unit, beside 2.19 in $VENV:

@@ -72,8 +72,8 @@ def render(role: Path) -> str:
             lines += list(option_rows(options)) + [""]
         else:
             lines += ["No variables.", ""]
-    lines += ["Use it as `ansible.builtin.include_role: name=inferops.vllm.%s`; `playbooks/site.yml` shows the order "
-              "the roles run in." % role.name, ""]
+    lines += ["Use it as `ansible.builtin.include_role: name=inferops.vllm.%s`; the playbook `inferops.vllm.site` "
+              "shows the order the roles run in." % role.name, ""]
     return "\n".join(lines)
 
 

@@ -71,7 +71,8 @@ def test_racks_joined_by_infiniband_each_list_their_own_trays():
 
 def test_imex_without_a_domain_group_is_refused_by_the_plan():
     hostvars = {"n1": {"vllm_cluster": "c1", "vllm_gpu_model": "H200", "vllm_strategy": "single",
-                       "vllm_model_revision": "0" * 40, "nvidia_driver_imex": True}}
+                       "vllm_model_revision": "0" * 40, "nvidia_driver_imex": True,
+                       "vllm_model_weight_gb": 0}}   # K3 on one H200 node: capacity off, IMEX is the point
     with pytest.raises(cluster.ClusterError, match="nvidia_driver_imex_domain='' .*names no NVLink domain"):
         plan.compile_cluster("c1", {"c1": ["n1"]}, hostvars.__getitem__)
     hostvars["n1"]["nvidia_driver_imex_domain"] = "rack_x"

@@ -339,7 +339,7 @@ def test_plan_writes_the_files_once_and_check_mode_writes_none(tmp_path):
 def test_plan_refuses_bad_observability_settings_and_port_collisions(tmp_path):
     result = plan(tmp_path, tmp_path / "out", "-e", '{"vllm_observability_alerts": {"engine_dwn": {"for": "1m"}}}')
     assert result.returncode != 0
-    assert ("inferops.vllm launch plan: vllm_observability_alerts={'engine_dwn': {'for': '1m'}}: no alert rule "
+    assert ("vllm_observability_alerts={'engine_dwn': {'for': '1m'}}: no alert rule "
             "'engine_dwn'. Fix: did you mean engine_down") in result.stdout
     assert not (tmp_path / "out").exists()
     result = plan(tmp_path, tmp_path / "out", "-e", "vllm_exporters_dcgm_port=8000")

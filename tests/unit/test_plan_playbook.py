@@ -82,7 +82,8 @@ def test_wrong_types_are_one_line_each_not_the_argument_spec(tmp_path):
     (inv / "group_vars/bad/vllm.yml").write_text(
         "vllm_cluster: bad\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: roce\nvllm_max_model_len: lots\n"
         "vllm_roce_gid_index: three\n")
-    result = run_plan(inv, tmp_path / "out")
+    # JSON results: the yaml result format folds a long refusal over several lines
+    result = run_plan(inv, tmp_path / "out", ANSIBLE_CALLBACK_RESULT_FORMAT="json")
     out = result.stdout + result.stderr
     assert result.returncode != 0
     for line in ("vllm_max_model_len='lots' (hosts gpu-a, gpu-b): must be a whole number >= 1. Fix: ",
@@ -133,3 +134,91 @@ def test_each_host_takes_its_own_launch_from_the_run_once_plan(tmp_path):
     for host, res in shown.items():
         golden = json.loads((GOLDEN / ("example-gb300-2rack-ib/k3_2rack/%s.json" % host)).read_text())
         assert res["vllm_launch"] == golden
+
+
+# --- the plan as printed: one short line per item under any stdout callback ---------------------------------
+
+CALLBACKS = {"default": {"ANSIBLE_STDOUT_CALLBACK": "default", "ANSIBLE_CALLBACK_RESULT_FORMAT": "json"},
+             "yaml": {"ANSIBLE_STDOUT_CALLBACK": "default", "ANSIBLE_CALLBACK_RESULT_FORMAT": "yaml"},
+             "minimal": {"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.minimal"}}
+
+
+@pytest.mark.parametrize("callback", sorted(CALLBACKS))
+def test_the_plan_prints_each_flag_once_on_its_own_line(callback, tmp_path):
+    result = run_plan(ROOT / "inventories/example-h200-ib", tmp_path, **CALLBACKS[callback])
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    shown = result.stdout[result.stdout.rindex("Compile every cluster's vLLM launch") if callback != "minimal"
+                          else result.stdout.rindex("h200-01 | "):]
+    assert "\\n" not in shown and "|-" not in shown   # no string with newlines, as JSON or as a YAML block
+    # the head of k3_tp_pp is the only TP8 node; its follower prints only what differs
+    assert shown.count("--tensor-parallel-size 8") == 1 and shown.count("--node-rank 1 (head 0)") == 1
+    assert result.stdout.count("== cluster k3_tp_pp (profile kimi_k3, vLLM 0.32.0) ==") == 1   # the plan, once
+    assert "max-num-seqs: " not in shown   # the config file is in the output directory, not printed again
+    assert max(len(line) for line in shown.splitlines()) < 140, max(shown.splitlines(), key=len)
+
+
+def test_the_plan_says_where_each_value_came_from(tmp_path):
+    result = run_plan(ROOT / "inventories/example-h200-ib", tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    tasks = json.loads(result.stdout)["plays"][-1]["tasks"]
+    lines = tasks[-1]["hosts"]["h200-01"]["show"]   # the compile task's own result: printed once
+    assert all(isinstance(line, str) and "\n" not in line for line in lines)
+    head = json.loads((tmp_path / "k3_tp_pp/h200-03.json").read_text())
+    for name, source in head["sources"].items():
+        if source == "vllm_compile_cache_dir":
+            continue
+        said = " ".join(line for line in lines if line.startswith(source + " sets ")
+                        or line.startswith("site (%s) sets " % source))
+        value = head["args"].get(name, head["env"].get(name))
+        assert (name in said) if isinstance(value, bool) else ("%s %s" % (name, value) in said
+                                                               or "%s=%s" % (name, value) in said), (name, source)
+    assert "site (vllm_site_env) sets NCCL_DEBUG=WARN" in lines
+    assert "inventory (vllm_max_model_len) sets max-model-len 131072" in lines   # k25_dep's group_vars
+    assert any(line.startswith("host stack NVIDIA driver branch 580") for line in lines)
+    assert lines[-1] == "files of each node (.yaml, .json, .sh) in %s/<cluster>/" % tmp_path
+
+
+# --- refusals: each printed once, every problem of the inventory in one run --------------------------------
+
+def test_every_problem_is_refused_in_one_run_and_printed_once(tmp_path):
+    """A misspelt variable and the required one it shadows, a value whose template cannot be resolved in another
+    cluster, and a third cluster without vllm_image: all in one failure, each line once under the default callback."""
+    inv = tmp_path / "inv"
+    for group in ("c1", "c2", "c3"):
+        (inv / "group_vars" / group).mkdir(parents=True)
+        (inv / "group_vars" / group / "vllm.yml").write_text(
+            "vllm_cluster: %s\nvllm_model_revision: %s\nvllm_gpu_model: B300\nvllm_api_open: true\n"
+            "vllm_model_source: hub\n"
+            % (group, "0123456789abcdef0123456789abcdef01234567"))
+    (inv / "hosts.yml").write_text(
+        "all:\n  children:\n    vllm_clusters:\n      children: {c1: {}, c2: {}, c3: {}}\n"
+        "    c1:\n      hosts: {n1: {vllm_control_address: 10.0.0.1}}\n"
+        "    c2:\n      hosts: {n2: {vllm_control_address: 10.0.0.2}}\n"
+        "    c3:\n      hosts: {n3: {vllm_control_address: 10.0.0.3}}\n")
+    c1 = inv / "group_vars/c1/vllm.yml"
+    c1.write_text(c1.read_text().replace("vllm_gpu_model:", "vllm_gpu_modle:"))
+    c2 = inv / "group_vars/c2/vllm.yml"
+    c2.write_text(c2.read_text().replace("vllm_model_revision: 0123456789abcdef0123456789abcdef01234567",
+                                         "vllm_model_revision: \"{{ undef(hint='pin the commit you tested') }}\""))
+    expected = ("vllm_gpu_modle='<not read>' (host n1): no role, playbook or plugin of inferops.vllm reads this "
+                "variable. Fix: did you mean vllm_gpu_model",
+                "vllm_gpu_model=None (cluster c1): unknown or unset GPU model",
+                "vllm_model_revision=None (host n2): its value cannot be resolved: pin the commit you tested. Fix: ",
+                "vllm_image=None (cluster c3 (host n3)): unset")
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_CALLBACK_RESULT_FORMAT="json")
+    env.pop("INFEROPS_LAB_IMAGE", None)
+    command = [PLAYBOOK, "-i", str(inv), str(ROOT / "playbooks/plan.yml")]
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0 and "Traceback" not in out
+    assert out.count("inferops.vllm launch plan: 4 refusals, listed below; no host was touched") == 2   # [ERROR], fatal
+    for line in expected:
+        assert out.count(line) == 1, (line, out[-4000:])
+    env["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
+    record = json.loads(subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                                       check=False).stdout)
+    failed = [res for play in record["plays"] for task in play["tasks"] for res in task["hosts"].values()
+              if res.get("failed")]
+    assert len(failed) == 1 and len(failed[0]["refusals"]) == 4 and failed[0]["variable"] == "vllm_gpu_modle"
+    assert all(any(line in refusal for refusal in failed[0]["refusals"]) for line in expected)

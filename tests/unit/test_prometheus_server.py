@@ -94,7 +94,7 @@ def test_the_plan_refuses_bad_prometheus_settings_before_any_host(tmp_path):
                              '["http://10.0.0.9:9093"]}'],
                             cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=300)
     assert result.returncode != 0
-    assert ("inferops.vllm launch plan: vllm_prometheus_retention='fortnight': not a Prometheus duration. Fix: set a "
+    assert ("vllm_prometheus_retention='fortnight': not a Prometheus duration. Fix: set a "
             "number with a unit (y, w, d, h, m, s, ms), e.g. 15d or 1m30s (host lab-node1)") in result.stdout, \
         result.stdout[-3000:]
     assert "UNREACHABLE" not in result.stdout and "Traceback" not in result.stdout

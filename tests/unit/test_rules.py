@@ -352,9 +352,10 @@ def test_secret_is_named_never_valued():
     assert "hunter2" not in repr(out)
 
 
-def test_recipe_support_warning():
-    out = compile_(vllm_strategy="dep")   # K3 recipe: DEP not for H200
-    assert any("lists strategy dep only for" in w for w in out["n0"]["cluster"]["warnings"])
+def test_recipe_support_warning_names_the_strategy_to_use_instead():
+    out = compile_(vllm_strategy="dep", vllm_model_weight_gb=None)   # K3 recipe: DEP not for H200
+    warning, = [w for w in out["n0"]["cluster"]["warnings"] if "recipe" in w]
+    assert "does not list strategy dep for H200" in warning and "Use vllm_strategy: tp_pp" in warning
 
 
 def test_config_yaml_matches_args():

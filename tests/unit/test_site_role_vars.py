@@ -55,7 +55,8 @@ def test_bad_role_variables_stop_site_yml_at_the_plan(tmp_path):
     failed = [res for res in results(record) if res.get("failed")]
     assert len(failed) == 1 and failed[0]["action"] == "inferops.vllm.cluster_plan", failed
     # one line per wrong value, each whole (no spec dump, no argument_spec_data); nothing about the unresolvable one
-    assert sorted(failed[0]["msg"].splitlines()) == sorted("inferops.vllm launch plan: " + line for line in (
+    assert failed[0]["msg"] == "inferops.vllm launch plan: 3 refusals, listed below; no host was touched"
+    assert sorted(failed[0]["refusals"]) == sorted((
         "smoke_test_tool_trials='many' (hosts gpu-a, gpu-b): must be a whole number (role smoke_test). "
         "Fix: set a whole number, e.g. 20",
         "smoke_test_suites=['text', 'typo'] (hosts gpu-a, gpu-b): has 'typo', not one of text, vision, "
@@ -63,6 +64,7 @@ def test_bad_role_variables_stop_site_yml_at_the_plan(tmp_path):
         "tools, load",
         "container_runtime_docker_source='podman' (host gpu-b): not one of distro, docker "
         "(role container_runtime). Fix: set one of distro, docker"))
+    assert failed[0]["variable"] == failed[0]["refusals"][0].split("=", 1)[0]   # the first refusal's, for tools
     # no later play started (none gathers facts or touches a node), and no host was contacted
     site_plays = [play["name"] for play in yaml.safe_load(SITE.read_text())]
     assert [play["play"]["name"] for play in record["plays"]] == site_plays[:2]

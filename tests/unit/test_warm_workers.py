@@ -1,5 +1,5 @@
 """plugins/callback/warm_workers.py against Ansible itself: a play runs and reports as without it, and its task
-workers are forked from a frozen controller that has loaded the template plugins, and share compiled templates."""
+workers are forked from a frozen controller that has loaded the template plugins, with Jinja's compile left as it is."""
 import json
 import os
 import subprocess
@@ -22,7 +22,8 @@ import jinja2
 def worker_state(_):
     return {"frozen": gc.get_freeze_count(),
             "preloaded": "ansible_collections.inferops.vllm.plugins.filter.group_verdict" in sys.modules,
-            "shared": hasattr(jinja2.Environment.compile, "_shared_compiles")}
+            # the callback replaces no function: jinja2's compile is the one jinja2 defines
+            "compile": jinja2.Environment.compile.__module__ + "." + jinja2.Environment.compile.__qualname__}
 
 
 class FilterModule:
@@ -50,7 +51,7 @@ PLAY = """
       notify: Handled
     - name: Every host left sees the run-once fact
       ansible.builtin.assert: {that: once == 'n1'}
-    # the same templates in two tasks on every host: the later ones are loaded, compiled by another worker
+    # the same templates in two tasks on every host
     - name: Render templates
       ansible.builtin.set_fact:
         rendered: &templates
@@ -116,7 +117,8 @@ def test_workers_fork_from_a_frozen_controller_that_loaded_the_template_plugins(
     for warm in (True, False):
         states = [res["ansible_facts"]["worker"] for _task, _host, res in results(run(tmp_path, warm), "Note the worker")]
         assert len(states) == 3
-        assert all(state["preloaded"] == warm and state["shared"] == warm for state in states), (warm, states)
+        assert all(state["preloaded"] == warm for state in states), (warm, states)
+        assert all(state["compile"] == "jinja2.environment.Environment.compile" for state in states), states
         frozen[warm] = min(state["frozen"] for state in states)
     # the callback freezes the controller's heap before the fork; ansible-core 2.20 freezes a smaller one of its own
     assert frozen[True] > frozen[False], frozen

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary, rules, vllm_surface
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
+    boundary, capacity_fit, rules, vllm_surface)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import host_stack, model_source, node_layout
 from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import wrong_values
@@ -69,6 +70,7 @@ CLUSTER_DEFAULTS: Dict[str, Any] = {
     "vllm_model_source": "site",
     "vllm_model_revision": None,
     "vllm_model_manifest_digest": None,
+    "vllm_model_weight_gb": None,
     "vllm_nvlink_domain": None,
     "vllm_api_open": False,
 }
@@ -150,6 +152,8 @@ VAR_TYPES: Dict[str, VarType] = {
     "vllm_model_source": VarType("str", choices=model_source.SOURCES),
     "vllm_model_revision": VarType("str"),
     "vllm_model_manifest_digest": VarType("str"),
+    # the checkpoint's size for the capacity check when the profile does not know it; 0 turns the check off
+    "vllm_model_weight_gb": VarType("int", 0, example=1500),
     "vllm_nvlink_domain": VarType("str"),
     "vllm_control_address": VarType("str"),
     "vllm_control_interface": VarType("str"),
@@ -630,7 +634,7 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]],
             domain=hvars.get("vllm_nvlink_domain") or None,
             role_settings={k: hvars[k] for k in host_stack.ROLE_SETTINGS if hvars.get(k) is not None}))
     secrets = {env: var for env, var in SECRET_ENV.items() if members[0][1].get(var)}
-    warnings = _warnings(name, profile_name, profile, acc, layout, fabric, nodes)
+    warnings = _warnings(name, profile_name, profile, acc, layout, fabric, nodes, gpus, settings, repo)
     return Cluster(name=name, nodes=tuple(nodes), accelerator=acc, gpus_per_node=gpus, fabric=fabric, layout=layout,
                    load_balancing=lb, profile_name=profile_name, profile=profile, surface=surface,
                    settings=settings, secrets=secrets, warnings=tuple(warnings), domains=domains,
@@ -680,12 +684,18 @@ def _domains(name: str, ordered: Sequence[Tuple[str, Mapping[str, Any]]], fabric
     return named
 
 
-def _warnings(name, profile_name, profile, acc, layout, fabric, nodes) -> List[str]:
+def shape(layout: Layout, nodes: int, gpus: int) -> capacity_fit.Shape:
+    return capacity_fit.Shape(layout.strategy, layout.tp, layout.pp, layout.dp, layout.expert_parallel, nodes, gpus)
+
+
+def _warnings(name, profile_name, profile, acc, layout, fabric, nodes, gpus, settings, repo) -> List[str]:
     out = []
-    supported = profile.get("recipe_supports", {}).get(layout.strategy)
-    if supported is not None and acc.model not in supported:
-        out.append("cluster %s: the %s recipe lists strategy %s only for %s, not %s"
-                   % (name, profile_name, layout.strategy, ", ".join(supported), acc.model))
+    weights = None if acc.vendor == "cpu" else \
+        capacity_fit.weights(profile_name, profile, repo, settings["vllm_model_weight_gb"])[0]
+    advice = capacity_fit.recipe_advice(name, profile_name, profile, acc, shape(layout, len(nodes), gpus), weights,
+                                        (settings["vllm_site_args"], nodes[0].args))
+    if advice:
+        out.append(advice)
     if len(nodes) > 1 and acc.vendor != "cpu":
         for node in nodes:
             if not node.interface:

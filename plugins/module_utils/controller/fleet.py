@@ -8,6 +8,7 @@ imports."""
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
@@ -157,3 +158,24 @@ def imex_warnings(launches: Mapping[str, Mapping[str, Any]], imex_of: Callable[[
         return []
     return ["hosts %s: nvidia_driver_imex is true but their launch maps no IMEX channel (not a multi-node NVLink "
             "cluster), so the service runs for nothing; set nvidia_driver_imex: auto" % shown(hosts)]
+
+
+# --- optional groups ------------------------------------------------------------------------------------
+
+# The groups site.yml, upgrade.yml and rolling_restart.yml run on only when the inventory has them.
+OPTIONAL_GROUPS = {"vllm_routers": "the router (role vllm_router)", "vllm_prometheus": "Prometheus (role vllm_prometheus)"}
+
+
+def optional_group_warnings(groups: Mapping[str, Sequence[str]]) -> List[str]:
+    """An absent optional group is silent (its plays match no host), so a misspelt one would be too: warn
+    about a group with hosts whose name is close to an optional group the inventory lacks."""
+    others = [g for g, members in groups.items() if members and g not in BUILTIN_GROUPS and g not in OPTIONAL_GROUPS]
+    out = []
+    for name, runs in OPTIONAL_GROUPS.items():
+        if groups.get(name):
+            continue
+        for close in difflib.get_close_matches(name, others, n=3, cutoff=0.8):
+            out.append("group %s (hosts %s) looks like %s, the group that %s runs on, which this inventory does not "
+                       "have: nothing runs there for it. Rename the group to %s if that is what it is for"
+                       % (close, shown(list(groups[close])), name, runs, name))
+    return out

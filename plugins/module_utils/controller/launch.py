@@ -13,10 +13,10 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    host_stack, model_source, plain_input, rules, vllm_surface)
+    capacity_fit, host_stack, model_source, plain_input, rules, vllm_surface)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.url_host import base_url
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
-    OWNED_FLAGS, SECRET_ENV, Cluster, ClusterError, Node)
+    OWNED_FLAGS, SECRET_ENV, Cluster, ClusterError, Node, shape)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import PROFILES, proposed_flags
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import REMOVED_ENV, REMOVED_FLAGS
 
@@ -336,7 +336,9 @@ def to_config_yaml(cluster: Cluster, node: Node, args: Mapping[str, Any]) -> str
     return "\n".join(lines) + "\n"
 
 
-def _compile_node(cluster: Cluster, node: Node) -> Tuple[Dict[str, Any], Dict[str, str]]:
+def _compile_node(cluster: Cluster, node: Node) -> Tuple[Dict[str, Any], Dict[str, str], Dict[str, str]]:
+    """(args, env, sources): sources names the layer that set each flag and variable the compiler did not
+    derive itself (a profile, vllm_site_args, vllm_args, a typed variable, a fabric default), for the plan's view."""
     s = cluster.settings
     engine, env = _engine_layers(cluster, node)
     _check_rules(cluster, engine, env)
@@ -361,13 +363,19 @@ def _compile_node(cluster: Cluster, node: Node) -> Tuple[Dict[str, Any], Dict[st
         # a headless node starts no API server, and vLLM refuses the flag there
         # ("--api-server-count=1 cannot be used with --headless", serve.py)
         args.pop("api-server-count", None)
-    return args, _node_env(cluster, node, env)
+    node_env = _node_env(cluster, node, env)
+    sources = {flag: source for flag, (_value, source) in engine.values.items() if flag in args}
+    # a layer's variable that the compiler then set per node (VLLM_HOST_IP...) is the compiler's, not the layer's
+    sources.update((name, source) for name, (value, source) in sorted(env.values.items())
+                   if node_env.get(name) == str(value))
+    return args, node_env, sources
 
 
-def _check_same_engine(cluster: Cluster, compiled: Mapping[str, Tuple[Dict[str, Any], Dict[str, str]]]) -> None:
-    head_args, head_env = compiled[cluster.head.host]
+def _check_same_engine(cluster: Cluster,
+                       compiled: Mapping[str, Tuple[Dict[str, Any], Dict[str, str], Dict[str, str]]]) -> None:
+    head_args, head_env, _sources = compiled[cluster.head.host]
     for node in cluster.nodes[1:]:
-        args, env = compiled[node.host]
+        args, env, _sources = compiled[node.host]
         for flag in sorted(set(head_args) | set(args)):
             if flag not in NODE_FLAGS and head_args.get(flag) != args.get(flag):
                 raise ClusterError("vllm_args[%r]" % flag, args.get(flag), "host %s" % node.host,
@@ -387,6 +395,7 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
     input_warnings = plain_input.check(cluster)
     compiled = {node.host: _compile_node(cluster, node) for node in cluster.nodes}
     _check_same_engine(cluster, compiled)
+    capacity = _capacity(cluster, compiled[cluster.head.host][0])
     container = _container(cluster)
     head = cluster.head
     endpoint = base_url(head.address or "127.0.0.1", head.port)
@@ -402,14 +411,15 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
         "all2all_backend": compiled[head.host][0].get("all2all-backend"),
         "moe_backend": compiled[head.host][0].get("moe-backend"),
         "tool_choices": tool_choices(compiled[head.host][0]),
-        "warnings": list(cluster.warnings) + input_warnings,
+        "warnings": list(cluster.warnings) + input_warnings + list(capacity.warnings),
         "model": cluster.model.summary() if cluster.model is not None else None,
+        "capacity": capacity.summary,
     }
     if cluster.spans_domains:   # only then: single-domain summaries stay as they were
         summary["nvlink_domains"] = {d: [n.host for n in cluster.nodes if n.domain == d] for d in cluster.domains}
     out = {}
     for node in cluster.nodes:
-        args, env = compiled[node.host]
+        args, env, sources = compiled[node.host]
         out[node.host] = {
             "cluster": summary,
             "host": node.host,
@@ -424,12 +434,27 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
             "config_path": CONFIG_PATH,
             "config_yaml": to_config_yaml(cluster, node, args),
             "env": env,
+            "sources": sources,
             "secret_env": dict(cluster.secrets),
             "container": container,
             "compile_cache_dir": cluster.settings["vllm_compile_cache_dir"] or None,
             "host_stack": _host_stack(cluster, node),
         }
     return out
+
+
+def _capacity(cluster: Cluster, head_args: Mapping[str, Any]) -> capacity_fit.Verdict:
+    """The weights against one replica's GPU memory at the compiled gpu-memory-utilization: refused when they
+    cannot load, a warning when little is left for the KV cache (capacity_fit)."""
+    s = cluster.settings
+    verdict = capacity_fit.judge(
+        cluster.name, cluster.profile_name, cluster.profile, cluster.accelerator,
+        shape(cluster.layout, len(cluster.nodes), cluster.gpus_per_node),
+        s["vllm_model"] or cluster.profile.get("model"), s, head_args, (s["vllm_site_args"], cluster.head.args))
+    if verdict.refusal:
+        variable, value, problem, fix = verdict.refusal
+        raise ClusterError(variable, value, "cluster %s" % cluster.name, problem, fix)
+    return verdict
 
 
 # tool_choice modes the smoke test asks for, by tool-call parser: vLLM's kimi_k3 parser enforces "required" only

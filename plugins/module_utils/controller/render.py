@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Tuple
 
 
 # docker_container's names for the launch's container options (the rest are the same).
@@ -23,34 +23,33 @@ def docker_container_options(launch: Mapping[str, Any]) -> Dict[str, Any]:
             if key != "volumes" and value != []}
 
 
-def docker_run_command(launch: Mapping[str, Any], image: str = "IMAGE", name: str = "vllm") -> str:
-    """One `docker run` line with the explicit `vllm serve` argv; secrets by name only."""
+def docker_options(launch: Mapping[str, Any]) -> List[Tuple[str, str]]:
+    """The `docker run` options of the launch, one (option, value) pair each, in docker_run_command's order;
+    a secret is named without its value ("" as its value)."""
     c = launch["container"]
-    parts: List[str] = ["docker", "run", "-d", "--name", name, "--network", c["network_mode"], "--ipc", c["ipc_mode"]]
+    out: List[Tuple[str, str]] = [("--network", c["network_mode"]), ("--ipc", c["ipc_mode"])]
     if c.get("privileged"):
-        parts.append("--privileged")
+        out.append(("--privileged", ""))
     for req in c.get("device_requests", []):
-        if req.get("driver") == "cdi":
-            parts += ["--device", ",".join(req["device_ids"])]
-        else:
-            parts += ["--gpus", "all"]
-    for dev in c.get("devices", []):
-        parts += ["--device", dev]
-    for cap in c.get("capabilities", []):
-        parts += ["--cap-add", cap]
-    for group in c.get("group_add", []):
-        parts += ["--group-add", group]
-    for opt in c.get("security_opts", []):
-        parts += ["--security-opt", opt]
+        out.append(("--device", ",".join(req["device_ids"])) if req.get("driver") == "cdi" else ("--gpus", "all"))
+    out += [("--device", dev) for dev in c.get("devices", [])]
+    out += [("--cap-add", cap) for cap in c.get("capabilities", [])]
+    out += [("--group-add", group) for group in c.get("group_add", [])]
+    out += [("--security-opt", opt) for opt in c.get("security_opts", [])]
     for ulimit in c.get("ulimits", []):
         name_, soft, hard = ulimit.split(":")
-        parts += ["--ulimit", "%s=%s:%s" % (name_, soft, hard)]
-    for vol in c.get("volumes", []):
-        parts += ["-v", vol]
-    for key, value in launch["env"].items():
-        parts += ["-e", "%s=%s" % (key, value)]
-    for key in launch.get("secret_env", {}):
-        parts += ["-e", key]
+        out.append(("--ulimit", "%s=%s:%s" % (name_, soft, hard)))
+    out += [("-v", vol) for vol in c.get("volumes", [])]
+    out += [("-e", "%s=%s" % (key, value)) for key, value in launch["env"].items()]
+    out += [("-e", key) for key in launch.get("secret_env", {})]
+    return out
+
+
+def docker_run_command(launch: Mapping[str, Any], image: str = "IMAGE", name: str = "vllm") -> str:
+    """One `docker run` line with the explicit `vllm serve` argv; secrets by name only."""
+    parts: List[str] = ["docker", "run", "-d", "--name", name]
+    for option, value in docker_options(launch):
+        parts += [option, value] if value else [option]
     parts.append(image)
     parts += launch["argv"]
     return " ".join(shlex.quote(p) for p in parts)

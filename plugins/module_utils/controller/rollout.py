@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.vllm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The rollout report: what an upgrade or rolling restart did to every cluster.
+"""The rollout: whether it may stop a cluster that no router fronts, and the report of what an upgrade or
+rolling restart did to every cluster.
 
 Each step the vllm_rollout role ran on a cluster (upgrade, restart or rollback)
 is one record: {cluster, step, ok, image, revision, seconds, reason, smoke_report}; revision is the
@@ -10,10 +11,88 @@ weights' commit the step served ("" where the cluster downloads from the Hub at 
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+import urllib.parse
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
+
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import ClusterError
 
 DONE = {"upgrade": "upgraded", "restart": "restarted"}
+ALLOW_DOWNTIME = "vllm_rollout_allow_downtime"
+# what a router's worker list is made of (roles/vllm_router, module_utils/node/router.py workers())
+ROUTER_SETTINGS = ("vllm_router_workers", "vllm_router_clusters")
+_TRUE = ("true", "yes", "on", "1", "y")
+_FALSE = ("false", "no", "off", "0", "n", "")
 
+
+# --- sites without routers: a cluster no router fronts stops serving while it moves ------------------------
+
+def _base_url(value: Any) -> Optional[str]:
+    """scheme://host:port of a worker URL, as the router role writes it; None for what is not one (the
+    router role refuses that with its own fix)."""
+    if not isinstance(value, str):
+        return None
+    parts = urllib.parse.urlsplit(value.strip())
+    return "%s://%s" % (parts.scheme, parts.netloc) if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def fronts(router: Mapping[str, Any], summary: Mapping[str, Any]) -> bool:
+    """Whether a router with these settings sends requests to the cluster (its vllm_launch.cluster summary):
+    vllm_router_workers when set, else the clusters vllm_router_clusters names, else every planned cluster."""
+    workers = router.get("vllm_router_workers") or []
+    if workers:
+        return _base_url(summary.get("endpoint")) in {_base_url(w) for w in workers}
+    named = router.get("vllm_router_clusters") or []
+    return not named or str(summary.get("name")) in {str(n) for n in named}
+
+
+def unrouted(summaries: Iterable[Mapping[str, Any]], routers: Sequence[Mapping[str, Any]]) -> List[str]:
+    """The names of the clusters that no router fronts, sorted, once each (a summary comes once per node)."""
+    out = {str(s["name"]) for s in summaries
+           if isinstance(s, Mapping) and s.get("name") and not any(fronts(r, s) for r in routers)}
+    return sorted(out)
+
+
+def accepted(value: Any) -> Optional[bool]:
+    """vllm_rollout_allow_downtime as Ansible's bool reads it (unset: false); None for a value that is not one."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return bool(value) if value in (0, 1) else None
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    return None
+
+
+def downtime_problems(summaries: Iterable[Mapping[str, Any]], routers: Sequence[Mapping[str, Any]], allow: Any,
+                      action: str = "upgrade") -> List[str]:
+    """At most one line, before the rollout touches any host: the clusters it would move that no router fronts,
+    refused unless vllm_rollout_allow_downtime accepts that each stops serving while it moves."""
+    verdict = accepted(allow)
+    if verdict is None:
+        return [str(ClusterError(ALLOW_DOWNTIME, allow, "the rolling restart" if action == "restart" else "the upgrade",
+                                 "not a boolean", "set true (accept the downtime) or false"))]
+    bare = unrouted(summaries, routers)
+    if verdict or not bare:
+        return []
+    many = len(bare) > 1
+    return [str(ClusterError(
+        ALLOW_DOWNTIME, False if allow is None else allow, "cluster%s %s" % ("s" if many else "", ", ".join(bare)),
+        "no router fronts %s, so %s stops %s while it moves (its clients get errors until it serves again)"
+        % ("these clusters" if many else "this cluster", "a rolling restart" if action == "restart" else "an upgrade",
+           "each of them" if many else "it"),
+        "add a vllm_routers group in front of the clusters (inferops.vllm.vllm_router), or set "
+        "vllm_rollout_allow_downtime: true to accept the downtime"))]
+
+
+def downtime_notes(summaries: Iterable[Mapping[str, Any]], routers: Sequence[Mapping[str, Any]],
+                   accepted_for: Callable[[str], bool]) -> List[str]:
+    """The plan's note per cluster that no router fronts, unless vllm_rollout_allow_downtime accepts it there."""
+    return ["cluster %s: upgrades and rolling restarts stop this cluster while it moves (no router in front of it); "
+            "set vllm_rollout_allow_downtime: true to accept" % name
+            for name in unrouted(summaries, routers) if not accepted_for(name)]
+
+
+# --- the report --------------------------------------------------------------------------------------------
 
 def outcome(steps: List[Dict[str, Any]], action: str) -> str:
     if not steps:

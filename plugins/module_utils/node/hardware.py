@@ -24,7 +24,7 @@ class Accelerator:
     family: str              # blackwell | hopper | cdna4 | cpu: the key of per-family recipe defaults
     sm100: bool              # DeepGEMM MegaMoE needs SM100-class (Blackwell datacenter) GPUs
     gpus_per_node: int       # the usual board: 8-GPU HGX/OAM, 4-GPU Grace Blackwell tray
-    memory_gib: int
+    memory_gib: int          # one GPU's usable HBM as nvidia-smi/amd-smi report it: capacity_fit reads it
     nvswitch_board: bool     # HGX/DGX 8-GPU boards run Fabric Manager
     mnnvl: bool              # can join a multi-node NVLink domain (NVL72 rack, IMEX)
 

@@ -8,6 +8,8 @@ Each module defines PROFILE, a dict with these keys (all optional but model):
   model, served_model_name   defaults for vllm_model / vllm_served_model_name
   moe                        the model has experts (expert parallel is possible)
   weights                    checkpoint format (bf16, int4, mxfp4): some backends need bf16
+  weight_bytes               the checkpoint's size in bytes, for the plan's capacity check
+                             (capacity_fit; vllm_model_weight_gb overrides it, unknown skips the check)
   cuda                       CUDA major of the recipe's NVIDIA images (sets the lowest driver
                              branch, rules.MIN_DRIVER_BRANCH) unless the image tag says cuNNN
   args, env                  flags and environment for every node
@@ -15,7 +17,8 @@ Each module defines PROFILE, a dict with these keys (all optional but model):
   strategy: {dep|tp|...: {args, env, gpu: {GB300: {args, env, traffic}}}}
                              traffic (optional): the GPU layer applies only where the experts'
                              tokens travel so (nvlink, rdma, tcp; rules.traffic_kind)
-  recipe_supports: {strategy: [GPU models]}   outside it the plan warns
+  recipe_supports: {strategy: [GPU models]}   outside it the plan warns and names the strategy to
+                             use instead; a strategy it does not name restricts nothing
 Flag names are spelled without the leading dashes; True is a bare flag,
 False its --no- form, None removes a flag set by an earlier layer.
 """

@@ -12,6 +12,7 @@ PROFILE = {
     "served_model_name": "kimi-k2.5",
     "moe": True,
     "weights": "int4",
+    "weight_bytes": 595_000_000_000,   # the recipe: "Packed INT4 via compressed-tensors (~595 GB on disk)"
     "cuda": 13,   # the recipe's NVIDIA images: vllm/vllm-openai:v0.17.0-cu130 (and -aarch64-cu130)
     "args": {
         "trust-remote-code": True,

@@ -10,6 +10,18 @@ from __future__ import annotations
 # domain (traffic nvlink), never for racks joined by InfiniBand/RoCE.
 _MNNVL_DEP = {"args": {"moe-backend": "deep_gemm_mega_moe"}, "traffic": ["nvlink"]}
 
+# Where the recipe offers each strategy. Its site's rule (src/lib/command-synthesis.js,
+# isStrategySupportedOnHardware): a strategy in compatible_strategies is offered on every GPU unless
+# strategy_hardware says "unsupported"; one left out is offered only where strategy_hardware says
+# "supported". The recipe verifies h200, b200, b300, gb200 and gb300 (meta.hardware) and mi355x, whose
+# notes name MI350X with it ("MI355X / MI350X, CDNA4 gfx950"). strategy_min_gpus: single_node_tp from
+# 8 GPUs (no 4-GPU GB tray alone), H100 from 32 GPUs ("can't hold the ~1.68 TB MXFP4 checkpoint in fewer
+# than 4 nodes"). The capacity check (capacity_fit) then keeps only the layouts whose replica holds the
+# weights: the recipe grants tp_dp to H200/GB200/GB300, but one such node (8 x 141 GiB, 4 x 186 or
+# 4 x 279 GiB) holds less than the checkpoint, so the plan names tp_pp there instead.
+_EIGHT_GPU = ["B300", "B200", "H200", "MI355X", "MI350X"]
+_RECIPE_GPUS = ["GB300", "GB200"] + _EIGHT_GPU
+
 PROFILE = {
     "description": "Kimi K3 recipe defaults per hardware family",
     "source": "vllm-project/recipes@8959cf64 models/moonshotai/Kimi-K3.yaml (2026-08-15)",
@@ -17,6 +29,10 @@ PROFILE = {
     "served_model_name": "kimi-k3",
     "moe": True,
     "weights": "mxfp4",
+    # "the checkpoint is ~1.5 TB" (ai-dynamo recipes/kimi-k3/README.md: MXFP4 routed experts, BF16 attention,
+    # shared experts, lm_head and vision tower); the vLLM recipe estimates 2.8T x 0.5 byte = 1.4 TB (x 1.2
+    # headroom: vram_minimum_gb 1680). The lower figure keeps a refusal certain.
+    "weight_bytes": 1_500_000_000_000,
     "cuda": 13,   # the guide: vllm/vllm-openai:kimi-k3 is a "CUDA 13 (cu130) build only"
     "args": {
         "trust-remote-code": True,
@@ -91,7 +107,11 @@ PROFILE = {
         },
     },
     "recipe_supports": {
-        "dep": ["GB300", "GB200", "B300", "B200"],
-        "tp_dp": ["H200", "GB200", "GB300"],
+        "single": _EIGHT_GPU,                                      # single_node_tp
+        "dep": [m for m in _RECIPE_GPUS if m != "H200"],           # multi_node_dep: h100, h200 unsupported
+        "tp_dp": ["H200", "GB200", "GB300"],                       # multi_node_tp_dp: granted on these only
+        "tp_pp": _RECIPE_GPUS + ["H100"],                          # multi_node_tp_pp
+        "tp": _RECIPE_GPUS + ["H100"],                             # multi_node_tp
+        "dp": [],                                                  # no recipe layout: dp without experts
     },
 }
