@@ -118,4 +118,3 @@ def _collection_plugin_names(kind: str) -> list[str]:
         declared = module.FilterModule().filters() if kind == "filter" else module.TestModule().tests()
         names.extend(declared)
     return names
-
