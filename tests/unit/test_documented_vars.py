@@ -149,21 +149,16 @@ def test_documented_secrets_still_plan_without_the_vault(tmp_path):
     import json
     import subprocess
     import sys
-    from test_plan_playbook import run_plan
+    from test_plan_playbook import run_plan, two_h200_nodes
     password = tmp_path / "vault-pass"
     password.write_text("not-given-to-the-plan\n")
     vaulted = subprocess.run([str(Path(sys.executable).parent / "ansible-vault"), "encrypt_string",
                               "--vault-password-file", str(password), "hunter2", "--name", "x"],
                              capture_output=True, text=True, check=True).stdout.split("x: ", 1)[1]
-    inv = tmp_path / "inv"
-    (inv / "group_vars/c1").mkdir(parents=True)
-    (inv / "hosts.yml").write_text("all:\n  children:\n    vllm_clusters:\n      children:\n        c1:\n"
-                                   "    c1:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
-                                   "        gpu-b: {vllm_control_address: 10.0.0.2}\n")
-    (inv / "group_vars/c1/vllm.yml").write_text(
-        "vllm_cluster: c1\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\n"
+    inv = two_h200_nodes(tmp_path, "c1", (
+        "vllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\n"
         "vllm_fabric: infiniband\nvllm_model_registry: 10.0.0.5:5000\n"
-        "vllm_api_key: \"{{ vault_vllm_api_key }}\"\nvllm_hf_token: " + vaulted)
+        "vllm_api_key: \"{{ vault_vllm_api_key }}\"\nvllm_hf_token: " + vaulted))
     result = run_plan(inv, tmp_path / "out")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     launch = json.loads((tmp_path / "out/c1/gpu-a.json").read_text())

@@ -36,6 +36,19 @@ def run_plan(inventory, out_dir, *extra, **env_extra):
                           cwd=ROOT, env=env, capture_output=True, text=True, check=False)
 
 
+def two_h200_nodes(tmp_path, cluster, group_vars, host_b_vars=""):
+    """One cluster on two H200 nodes (gpu-a heads it) with group_vars after its vllm_cluster line;
+    host_b_vars adds flow-mapping entries to gpu-b. Returns the inventory's folder."""
+    inv = tmp_path / "inv"
+    (inv / "group_vars" / cluster).mkdir(parents=True)
+    (inv / "hosts.yml").write_text("all:\n  children:\n    vllm_clusters:\n      children:\n        %s:\n"
+                                   "    %s:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
+                                   "        gpu-b: {vllm_control_address: 10.0.0.2%s}\n"
+                                   % (cluster, cluster, ", " + host_b_vars if host_b_vars else ""))
+    (inv / "group_vars" / cluster / "vllm.yml").write_text("vllm_cluster: %s\n" % cluster + group_vars)
+    return inv
+
+
 @pytest.mark.parametrize("inventory", INVENTORIES)
 def test_plan_matches_golden(inventory, tmp_path):
     result = run_plan(ROOT / "inventories" / inventory, tmp_path)
@@ -56,14 +69,9 @@ def test_plan_matches_golden(inventory, tmp_path):
 
 
 def test_bad_input_fails_before_any_host_with_a_clear_message(tmp_path):
-    inv = tmp_path / "inv"
-    (inv / "group_vars/bad").mkdir(parents=True)
-    (inv / "hosts.yml").write_text("all:\n  children:\n    vllm_clusters:\n      children:\n        bad:\n"
-                                   "    bad:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
-                                   "        gpu-b: {vllm_control_address: 10.0.0.2}\n")
-    (inv / "group_vars/bad/vllm.yml").write_text(
-        "vllm_cluster: bad\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: infiniband\nvllm_strategy: dep\n"
-        "vllm_moe_backend: deep_gemm_mega_moe\nvllm_api_key: hunter2\n")
+    inv = two_h200_nodes(tmp_path, "bad", (
+        "vllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: infiniband\nvllm_strategy: dep\n"
+        "vllm_moe_backend: deep_gemm_mega_moe\nvllm_api_key: hunter2\n"))
     # JSON results: ansible-core 2.18's YAML callback wraps long messages, 2.19's does not
     result = run_plan(inv, tmp_path / "out", ANSIBLE_CALLBACK_RESULT_FORMAT="json")
     out = result.stdout + result.stderr
@@ -74,14 +82,9 @@ def test_bad_input_fails_before_any_host_with_a_clear_message(tmp_path):
 
 
 def test_wrong_types_are_one_line_each_not_the_argument_spec(tmp_path):
-    inv = tmp_path / "inv"
-    (inv / "group_vars/bad").mkdir(parents=True)
-    (inv / "hosts.yml").write_text("all:\n  children:\n    vllm_clusters:\n      children:\n        bad:\n"
-                                   "    bad:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
-                                   "        gpu-b: {vllm_control_address: 10.0.0.2, vllm_port: http}\n")
-    (inv / "group_vars/bad/vllm.yml").write_text(
-        "vllm_cluster: bad\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: roce\nvllm_max_model_len: lots\n"
-        "vllm_roce_gid_index: three\n")
+    inv = two_h200_nodes(tmp_path, "bad", host_b_vars="vllm_port: http", group_vars=(
+        "vllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: roce\nvllm_max_model_len: lots\n"
+        "vllm_roce_gid_index: three\n"))
     # JSON results: the yaml result format folds a long refusal over several lines
     result = run_plan(inv, tmp_path / "out", ANSIBLE_CALLBACK_RESULT_FORMAT="json")
     out = result.stdout + result.stderr
@@ -102,14 +105,9 @@ def test_the_plan_never_decrypts_a_vaulted_variable_it_does_not_need(tmp_path):
                               "--vault-password-file", str(password), "hunter2", "--name", "x"],
                              capture_output=True, text=True, check=True).stdout
     block = vaulted.split("x: ", 1)[1]
-    inv = tmp_path / "inv"
-    (inv / "group_vars/c1").mkdir(parents=True)
-    (inv / "hosts.yml").write_text("all:\n  children:\n    vllm_clusters:\n      children:\n        c1:\n"
-                                   "    c1:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
-                                   "        gpu-b: {vllm_control_address: 10.0.0.2}\n")
-    (inv / "group_vars/c1/vllm.yml").write_text(
-        "vllm_cluster: c1\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: infiniband\n"
-        "vllm_model_registry: 10.0.0.5:5000\nvllm_image_registry_password: " + block + "vllm_api_key: " + block)
+    inv = two_h200_nodes(tmp_path, "c1", (
+        "vllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: infiniband\n"
+        "vllm_model_registry: 10.0.0.5:5000\nvllm_image_registry_password: " + block + "vllm_api_key: " + block))
     result = run_plan(inv, tmp_path / "out")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     launch = json.loads((tmp_path / "out/c1/gpu-a.json").read_text())
