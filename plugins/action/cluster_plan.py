@@ -19,7 +19,7 @@ from ansible.plugins.action import ActionBase
 from ansible.template import Templar
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    boundary, fleet, known_vars, plan_view, proxy, readiness, role_vars, wrong_values)
+    boundary, fleet, known_vars, plan_view, proxy, readiness, role_vars, rollout, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     DRIVER_VARS, SECRET_ENV, VAR_TYPES, ClusterError, one_line)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
@@ -29,7 +29,6 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.observabi
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.plan import (
     READ_NAMES, cluster_name_of, compile_cluster)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_run_command
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import rollout
 
 
 SECRET_VARS = frozenset(SECRET_ENV.values())

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import profiles
 from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
 
 GB = 10 ** 9
@@ -90,10 +91,8 @@ def strategy_utilization(profile: Mapping[str, Any], acc: hardware.Accelerator, 
                          overrides: Iterable[Optional[Mapping[str, Any]]] = ()) -> float:
     """gpu-memory-utilization a strategy would compile to: the profile's layers in the launch's order (profile,
     family, strategy, strategy x GPU), then the site's and the head's own flags (null drops the value)."""
-    family = profile.get("family", {}).get(acc.family, {})
-    layer = profile.get("strategy", {}).get(strategy, {})
-    layers = [profile.get("args"), family.get("args"), layer.get("args"),
-              layer.get("gpu", {}).get(acc.model, {}).get("args")] + list(overrides)
+    layers = [args for args, _env, _source in profiles.layers(profile, "", acc.family, strategy, acc.model, any_traffic=True)]
+    layers += list(overrides)
     value: Any = None
     for args in layers:
         for flag, v in (args or {}).items():
@@ -333,12 +332,11 @@ def recipe_advice(cluster_name: str, profile_name: str, profile: Mapping[str, An
         return text + "; no layout holds %s on up to %d nodes" % (size(weights_.nbytes), MAX_NODES)
     text += ". Use %s" % instead.text(shape.nodes)
     # the layouts the recipe lists here that were passed over because the weights do not fit them
-    passed = [o for o in (option(s, shape.nodes, weights_, acc, shape.gpus_per_node, profile, overrides, like)
-                          for s in strategies_for(shape.nodes, moe) if s != shape.strategy)
-              if o.listed and o.fit is not None and not o.fit.roomy and o.strategy != instead.strategy]
-    for o in passed:
-        if o.fit is None:   # for the type checker: `passed` keeps measured options only
+    for s in strategies_for(shape.nodes, moe):
+        if s in (shape.strategy, instead.strategy):
             continue
-        text += "; the recipe also lists %s, but its replica of %s cannot hold %s of weights with room" % (
-            o.strategy, o.fit.memory(), size(o.fit.weights.nbytes))
+        o = option(s, shape.nodes, weights_, acc, shape.gpus_per_node, profile, overrides, like)
+        if o.listed and o.fit is not None and not o.fit.roomy:
+            text += "; the recipe also lists %s, but its replica of %s cannot hold %s of weights with room" % (
+                o.strategy, o.fit.memory(), size(o.fit.weights.nbytes))
     return text

@@ -18,6 +18,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.url_host 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     OWNED_FLAGS, SECRET_ENV, Cluster, ClusterError, Node, shape)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import PROFILES, proposed_flags
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import layers as profile_layers
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import REMOVED_ENV, REMOVED_FLAGS
 
 # Compiler-owned flags that a profile proposes (moe-backend, kv-cache-dtype, max-model-len): null for
@@ -61,19 +62,9 @@ class Layers:
 
 
 def _profile_layers(cluster: Cluster) -> List[Tuple[Mapping[str, Any], Mapping[str, Any], str]]:
-    p, name = cluster.profile, cluster.profile_name
-    family = p.get("family", {}).get(cluster.accelerator.family, {})
-    strategy = p.get("strategy", {}).get(cluster.layout.strategy, {})
-    gpu = strategy.get("gpu", {}).get(cluster.accelerator.model, {})
-    if "traffic" in gpu and cluster.traffic not in gpu["traffic"]:
-        gpu = {}   # proposed only where the experts' tokens travel that way (no mega MoE across racks)
-    return [
-        (p.get("args", {}), p.get("env", {}), "profile %s" % name),
-        (family.get("args", {}), family.get("env", {}), "profile %s (%s)" % (name, cluster.accelerator.family)),
-        (strategy.get("args", {}), strategy.get("env", {}), "profile %s (strategy %s)" % (name, cluster.layout.strategy)),
-        (gpu.get("args", {}), gpu.get("env", {}),
-         "profile %s (%s %s)" % (name, cluster.layout.strategy, cluster.accelerator.model)),
-    ]
+    # the GPU layer is proposed only where the experts' tokens travel that way (no mega MoE across racks)
+    return profile_layers(cluster.profile, cluster.profile_name, cluster.accelerator.family, cluster.layout.strategy,
+                          cluster.accelerator.model, cluster.traffic)
 
 
 def _refuse_owned(args: Mapping[str, Any], variable: str, where: str) -> None:

@@ -12,12 +12,12 @@ No Ansible imports."""
 
 from __future__ import annotations
 
-import json
 import re
 import textwrap
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import OWNED_FLAGS
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.launch import render_value
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_options
 
 # The yaml callback folds a list item at its first space past column 80; the item starts at column 6. Lists of
@@ -187,9 +187,7 @@ def flag_text(flag: str, value: Any, argv: Sequence[str]) -> str:
         return negation if negation in argv else "--%s false" % flag
     if isinstance(value, (list, tuple)):
         return "--%s %s" % (flag, " ".join(str(v) for v in value))
-    if isinstance(value, dict):
-        return "--%s %s" % (flag, json.dumps(value, separators=(",", ":")))
-    return "--%s %s" % (flag, value)
+    return "--%s %s" % (flag, render_value(value))
 
 
 def follower_lines(head: Mapping[str, Any], node: Mapping[str, Any]) -> List[str]:

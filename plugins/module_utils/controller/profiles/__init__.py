@@ -25,7 +25,7 @@ False its --no- form, None removes a flag set by an earlier layer.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Set
+from typing import Any, List, Mapping, Optional, Set, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import (
     cpu_lab, generic, kimi_k25, kimi_k3)
@@ -44,3 +44,23 @@ def proposed_flags(profile: Mapping[str, Any]) -> Set[str]:
     for strategy in profile.get("strategy", {}).values():
         layers += [strategy] + list(strategy.get("gpu", {}).values())
     return {str(flag).lstrip("-") for layer in layers for flag in layer.get("args", {})}
+
+
+def layers(profile: Mapping[str, Any], name: str, family: str, strategy: str, gpu_model: str,
+           traffic: Optional[str] = None, any_traffic: bool = False
+           ) -> List[Tuple[Mapping[str, Any], Mapping[str, Any], str]]:
+    """The profile's layers in the order the launch applies them, later ones winning: (args, env, source) for the
+    whole profile, the hardware family, the strategy, and the strategy on this GPU model. A GPU layer that names
+    other traffic than the cluster's (no mega MoE across racks) is left out, unless any_traffic (a layout weighed
+    without its fabric)."""
+    fam = profile.get("family", {}).get(family, {})
+    strat = profile.get("strategy", {}).get(strategy, {})
+    gpu = strat.get("gpu", {}).get(gpu_model, {})
+    if not any_traffic and "traffic" in gpu and traffic not in gpu["traffic"]:
+        gpu = {}
+    return [
+        (profile.get("args", {}), profile.get("env", {}), "profile %s" % name),
+        (fam.get("args", {}), fam.get("env", {}), "profile %s (%s)" % (name, family)),
+        (strat.get("args", {}), strat.get("env", {}), "profile %s (strategy %s)" % (name, strategy)),
+        (gpu.get("args", {}), gpu.get("env", {}), "profile %s (%s %s)" % (name, strategy, gpu_model)),
+    ]
