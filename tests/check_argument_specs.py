@@ -2,7 +2,8 @@
 - every key of a role's defaults/main.yml is documented in meta/argument_specs.yml,
   and every documented option with the role's prefix has a default;
 - the cluster_plan role documents exactly the inventory variables that the
-  launch compiler reads (secrets and the image are documented by their roles).
+  launch compiler reads (secrets and the image are documented by their roles);
+  the plan's types are built from that documentation (specs.INVENTORY_TYPES).
 """
 import sys
 from pathlib import Path
@@ -12,7 +13,10 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / ".collections"))
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import (  # noqa: E402
+    cluster, model_source, rules)
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import PROFILES  # noqa: E402
+from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware  # noqa: E402
 
 
 def main():
@@ -36,14 +40,14 @@ def main():
             options = {n: o for entry in specs.values() for n, o in (entry.get("options") or {}).items()}
             read = (set(cluster.CLUSTER_DEFAULTS) | set(cluster.HOST_VARS) | {"vllm_cluster"}) - {"vllm_image"}
             documented = {n for n in options if n.startswith("vllm_")}
-            for name in sorted(documented & set(cluster.VAR_TYPES)):
-                kind, spec = cluster.VAR_TYPES[name], options[name]
-                if spec.get("type", "str") != kind.kind:
-                    problems.append("cluster_plan: %s is documented as %s but the plan checks %s"
-                                    % (name, spec.get("type", "str"), kind.kind))
-                if set(spec.get("choices") or ()) != set(kind.choices):
-                    problems.append("cluster_plan: %s choices %s differ from the plan's %s"
-                                    % (name, spec.get("choices"), list(kind.choices)))
+            # the plan's types come from this spec; where code acts on each choice, it knows every one
+            handled = {"vllm_profile": PROFILES, "vllm_gpu_model": hardware.MODELS, "vllm_fabric": rules.FABRICS,
+                       "vllm_strategy": cluster.STRATEGIES, "vllm_load_balancing": cluster.LOAD_BALANCING,
+                       "vllm_gpu_access": cluster.GPU_ACCESS, "vllm_model_source": model_source.SOURCES}
+            for name, known in handled.items():
+                if set(options[name].get("choices") or ()) != set(known):
+                    problems.append("cluster_plan: %s choices %s differ from the code's %s"
+                                    % (name, options[name].get("choices"), sorted(known)))
             for name in sorted(read - set(cluster.VAR_TYPES)):
                 problems.append("cluster_plan: the compiler reads %s but cluster.VAR_TYPES does not check it" % name)
             for name in sorted(read - documented):

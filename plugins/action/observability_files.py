@@ -11,16 +11,17 @@ from __future__ import annotations
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.inferops.vllm.plugins.action.cluster_plan import default_of, read_var
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.plan_run import default_of
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import inputs, plan_files
 
 
-def _getter(hvars, loader):
+def _getter(variables, templar):
+    """A host's variable (hostvars template it on read), or the play's (templated here); None when unset or
+    when its template cannot be resolved."""
     def get(name):
-        if name not in hvars:
-            return None
         try:
-            return read_var(hvars, name, loader)
+            value = variables.get(name)
+            return templar.template(value) if isinstance(value, str) and templar.is_template(value) else value
         except AnsibleError:
             return None
     return get
@@ -42,14 +43,14 @@ class ActionModule(ActionBase):
             launch = hvars.get("vllm_launch")
             if launch:
                 launches[host] = launch
-                addresses[host] = inputs.address(_getter(hvars, self._loader), host)
+                addresses[host] = inputs.address(_getter(hvars, self._templar), host)
         if not launches:
             result.update(failed=True, msg="inferops.vllm observability: no host of group vllm_clusters has "
                                            "vllm_launch; run the plan play (cluster_plan) earlier in the playbook")
             return result
-        routers = {host: inputs.router(_getter(hostvars[host], self._loader), default_of, host)
+        routers = {host: inputs.router(_getter(hostvars[host], self._templar), default_of, host)
                    for host in groups.get("vllm_routers") or ()}
-        settings = inputs.settings(_getter(task_vars, self._loader), default_of)
+        settings = inputs.settings(_getter(task_vars, self._templar), default_of)
         settings.update(args["settings"])
         try:
             files = plan_files.files(launches, addresses, routers, settings)

@@ -98,11 +98,37 @@ def play(playbook: str, *extra: str, log_name: str, interrupt_at: str = "", inte
     logs.mkdir(parents=True, exist_ok=True)
     (logs / log_name).write_text(out)
     recap = out[out.find("PLAY RECAP"):] if "PLAY RECAP" in out else out[-3000:]
+    if proc.returncode != 0 and not interrupt_at:   # CI keeps only the tail of the output: the failures go in it
+        recap = failures(out) + recap
     log("%s %s: rc=%d in %.0f s (log: %s)\n%s" % (playbook, " ".join(extra), proc.returncode, seconds, logs / log_name, recap))
     if interrupt_at:
         check(cut, "%s never reached a task titled '%s': the interruption did not happen" % (playbook, interrupt_at))
         check(proc.returncode != 0, "%s interrupted at '%s' reported success" % (playbook, interrupt_at))
     return proc.returncode, seconds, out
+
+
+def failures(out: str, limit: int = 6000) -> str:
+    """Each failed result of a run's log, with its task's title: what a reader of CI's tail needs."""
+    blocks, task, lines = [], "", out.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("TASK ["):
+            task = line
+        elif line.startswith(("fatal: [", "failed: [")):
+            end = next((j for j in range(i + 1, len(lines)) if not lines[j].strip()), len(lines))
+            blocks.append("\n".join([task] + lines[i:end]))
+    text = "\n".join(blocks)
+    return (text[:limit] + "\n[...]\n" if len(text) > limit else text + "\n") if text else ""
+
+
+def node_story(nodes: list[str]) -> str:
+    """Each node's container state and its watchdog's last lines, for a failure's message."""
+    out = []
+    for node in nodes:
+        out.append("%s: %s" % (node, docker(node, "docker", "ps", "-a", "--format", "{{.Names}} {{.Status}}",
+                                         check_rc=False).strip()))
+        out.append(docker(node, "journalctl", "-u", "vllm-watchdog", "-n", "12", "--no-pager", "-o", "cat",
+                          check_rc=False).strip())
+    return "\n".join(out)
 
 
 def weights_args() -> list[str]:
@@ -404,6 +430,8 @@ def step_rerun(variant: str, figures: dict) -> None:
                         "cluster_served_s": round(first_served[0]) if first_served else None, "rc": rc,
                         "serving_at_return": serving_at_return, "changed": changed_hosts(out)}
     log("re-run: %s" % figures["rerun"])
+    if rc != 0 or not serving_at_return:
+        log("the cluster's nodes after the re-run:\n%s" % node_story(nodes))
     check(rc == 0, "site.yml after a killed follower and a cut run failed (rc=%d)" % rc)
     check(serving_at_return, "site.yml returned while the cluster did not serve")
     for node in nodes:

@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from ansible_collections.inferops.vllm.plugins.action.cluster_plan import write_review
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.plan_output import write_review
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import plan, readiness
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import VAR_TYPES, ClusterError
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_run_command

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.inferops.vllm.plugins.action.cluster_plan import role_options
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.plan_run import role_options
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster, known_vars
 
 ROOT = Path(__file__).resolve().parents[2]

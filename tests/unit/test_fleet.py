@@ -64,14 +64,16 @@ def test_metrics_ports_hook(monkeypatch):
 
 # --- 4. names that match nothing ----------------------------------------------------------------------
 
-def test_empty_cluster_group_refused_naming_the_groups_that_exist():
-    groups = {"all": ["n1"], "ungrouped": [], "vllm_clusters": ["n1"], "lab": ["n1"], "lab_typo": []}
-    lines = fleet.cluster_group_problems(["lab", "lab_typo"], groups)
-    assert len(lines) == 1 and "vllm_clusters='lab_typo'" in lines[0] and "groups that hold hosts: lab" in lines[0]
+def test_a_cluster_left_out_of_vllm_clusters_is_refused_by_name():
+    # vllm_clusters lists lab and a misspelt lab2 (an empty group): lab2's hosts would be skipped silently
+    groups = {"all": ["n1", "n2", "n3"], "ungrouped": [], "vllm_clusters": ["n1"], "lab": ["n1"], "lab2": ["n2", "n3"],
+              "lab_2": []}
+    lines = fleet.cluster_group_problems(groups, {"n1": "lab", "n2": "lab2", "n3": "lab2"}.get)
+    assert len(lines) == 1 and "vllm_cluster='lab2' (hosts n2, n3)" in lines[0] and "list group lab2 under" in lines[0]
 
 
 def test_no_cluster_hosts_refused():
-    lines = fleet.cluster_group_problems(None, {"all": ["n1"], "ungrouped": [], "gpu": ["n1"]})
+    lines = fleet.cluster_group_problems({"all": ["n1"], "ungrouped": [], "gpu": ["n1"]}, {}.get)
     assert len(lines) == 1 and "every play of the run would be skipped" in lines[0] and "gpu" in lines[0]
 
 
@@ -149,8 +151,17 @@ def test_playbook_refuses_an_inventory_without_cluster_hosts(tmp_path):
     result = _plan(tmp_path, "all:\n  children:\n    vllm_clusters:\n      children:\n        lab_typo: {}\n"
                              "    lab:\n      hosts:\n        n1: {}\n")
     assert result.returncode != 0
-    assert "vllm_clusters=['lab_typo'] (inventory): no host is in group vllm_clusters" in result.stdout
+    assert "vllm_clusters=[] (inventory): no host is in group vllm_clusters" in result.stdout
     assert "groups with hosts: lab" in result.stdout and "Traceback" not in result.stdout + result.stderr
+
+
+def test_playbook_refuses_a_cluster_left_out_of_vllm_clusters(tmp_path):
+    # c2's group is misspelt under vllm_clusters: its hosts would be skipped without a word
+    result = _plan(tmp_path, "all:\n  children:\n    vllm_clusters:\n      children:\n        c1: {}\n        c_2: {}\n"
+                             "    c1:\n      hosts:\n        n1: {vllm_cluster: c1}\n"
+                             "    c2:\n      hosts:\n        n2: {vllm_cluster: c2}\n")
+    assert result.returncode != 0
+    assert "vllm_cluster='c2' (hosts n2): the hosts are not in group vllm_clusters" in result.stdout
 
 
 def test_playbook_refuses_misspelt_variables_and_two_names_for_one_machine(tmp_path):

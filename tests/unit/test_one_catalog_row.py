@@ -14,7 +14,7 @@ import pytest
 
 from clusters import compile_
 from standin_tools import standin_tool
-from ansible_collections.inferops.vllm.plugins.action.cluster_plan import role_options
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.plan_run import role_options
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster, preflight, role_vars
 from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
 from ansible_collections.inferops.vllm.plugins.module_utils.node import gpu_facts as parse, gpu_read

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from ansible_collections.inferops.vllm.plugins.action.cluster_plan import SITE_ROLES
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.plan_run import SITE_ROLES
 from site_playbook import SITE, site_roles
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
     boundary, capacity_fit, rules, vllm_surface)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import host_stack, model_source, node_layout
 from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import wrong_values
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import specs, wrong_values
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import PROFILES
 
 STRATEGIES = {
@@ -34,46 +34,22 @@ STRATEGIES = {
 LOAD_BALANCING = ("internal", "hybrid")
 GPU_ACCESS = ("gpus", "cdi")
 
-# Cluster-wide variables and their defaults (None: computed or optional).
+# Cluster-wide variables and their defaults: the spec's (specs.INVENTORY_TYPES), or where a node's layout
+# decides one, node_layout's; None: computed or optional. vllm_image is the vllm_image role's.
+_COMPUTED_DEFAULTS = {"vllm_model_cache_dir": node_layout.default("state_dir") + "/huggingface",
+                      "vllm_compile_cache_dir": node_layout.default("compile_cache_dir")}
+CLUSTER_WIDE = ("vllm_profile", "vllm_model", "vllm_served_model_name", "vllm_version", "vllm_image", "vllm_gpu_model",
+                "vllm_gpus_per_node", "vllm_fabric", "vllm_roce_gid_index", "vllm_strategy", "vllm_load_balancing",
+                "vllm_tensor_parallel_size", "vllm_pipeline_parallel_size", "vllm_data_parallel_size",
+                "vllm_decode_context_parallel_size", "vllm_all2all_backend", "vllm_moe_backend", "vllm_kv_cache_dtype",
+                "vllm_max_model_len", "vllm_port", "vllm_dp_rpc_port", "vllm_master_port", "vllm_bind_host",
+                "vllm_site_args", "vllm_site_env", "vllm_args", "vllm_env", "vllm_gpu_access",
+                "vllm_container_privileged", "vllm_model_cache_dir", "vllm_compile_cache_dir", "vllm_model_source",
+                "vllm_model_revision", "vllm_model_manifest_digest", "vllm_model_weight_gb", "vllm_nvlink_domain",
+                "vllm_api_open")
 CLUSTER_DEFAULTS: Dict[str, Any] = {
-    "vllm_profile": "kimi_k3",
-    "vllm_model": None,
-    "vllm_served_model_name": None,
-    "vllm_version": "0.32.0",
-    "vllm_image": None,
-    "vllm_gpu_model": None,
-    "vllm_gpus_per_node": None,
-    "vllm_fabric": None,
-    "vllm_roce_gid_index": 3,
-    "vllm_strategy": None,
-    "vllm_load_balancing": "internal",
-    "vllm_tensor_parallel_size": None,
-    "vllm_pipeline_parallel_size": None,
-    "vllm_data_parallel_size": None,
-    "vllm_decode_context_parallel_size": 1,
-    "vllm_all2all_backend": None,
-    "vllm_moe_backend": None,
-    "vllm_kv_cache_dtype": None,
-    "vllm_max_model_len": None,
-    "vllm_port": 8000,
-    "vllm_dp_rpc_port": 13345,
-    "vllm_master_port": 29501,
-    "vllm_bind_host": "0.0.0.0",
-    "vllm_site_args": {},
-    "vllm_site_env": {},
-    "vllm_args": {},
-    "vllm_env": {},
-    "vllm_gpu_access": "gpus",
-    "vllm_container_privileged": False,
-    "vllm_model_cache_dir": node_layout.default("state_dir") + "/huggingface",
-    "vllm_compile_cache_dir": node_layout.default("compile_cache_dir"),
-    "vllm_model_source": "site",
-    "vllm_model_revision": None,
-    "vllm_model_manifest_digest": None,
-    "vllm_model_weight_gb": None,
-    "vllm_nvlink_domain": None,
-    "vllm_api_open": False,
-}
+    name: _COMPUTED_DEFAULTS[name] if name in _COMPUTED_DEFAULTS else
+    (specs.INVENTORY_TYPES[name].default if name in specs.INVENTORY_TYPES else None) for name in CLUSTER_WIDE}
 # Variables that may differ between hosts. vllm_args/vllm_env may too, but the
 # compiler then refuses any difference that shapes the engine.
 HOST_VARS = ("vllm_control_address", "vllm_control_interface", "vllm_ib_hcas", "vllm_node_rank",
@@ -102,65 +78,14 @@ DRIVER_VARS = ("nvidia_driver_branch", "nvidia_driver_reboot")
 NVIDIA_DRIVER_REBOOT = ("never", "if_needed", "always")
 
 
-@dataclass(frozen=True)
-class VarType:
-    """What one inventory variable must hold; null always means "not set"."""
-    kind: str                                  # str | int | bool | dict | list
-    minimum: int = 1
-    maximum: Optional[int] = None
-    choices: Sequence[str] = ()
-    example: Any = None
-
-
-_PORT = VarType("int", 1, 65535)
-# Every variable the plan reads, checked on every host before anything else so that a wrong type
-# is one line naming the host (roles/cluster_plan/meta/argument_specs.yml documents the same
-# types and choices; tests/check_argument_specs.py keeps the two equal).
-VAR_TYPES: Dict[str, VarType] = {
-    "vllm_cluster": VarType("str"),
-    "vllm_profile": VarType("str", choices=tuple(PROFILES)),
-    "vllm_model": VarType("str"),
-    "vllm_served_model_name": VarType("str"),
-    "vllm_version": VarType("str"),
-    "vllm_image": VarType("str"),
-    "vllm_gpu_model": VarType("str", choices=hardware.MODELS),
-    "vllm_gpus_per_node": VarType("int", example=8),
-    "vllm_fabric": VarType("str", choices=tuple(rules.FABRICS)),
-    "vllm_roce_gid_index": VarType("int", 0, 255, example=3),
-    "vllm_strategy": VarType("str", choices=tuple(STRATEGIES)),
-    "vllm_load_balancing": VarType("str", choices=LOAD_BALANCING),
-    "vllm_tensor_parallel_size": VarType("int", example=8),
-    "vllm_pipeline_parallel_size": VarType("int", example=2),
-    "vllm_data_parallel_size": VarType("int", example=16),
-    "vllm_decode_context_parallel_size": VarType("int", example=1),
-    "vllm_all2all_backend": VarType("str"),
-    "vllm_moe_backend": VarType("str"),
-    "vllm_kv_cache_dtype": VarType("str"),
-    "vllm_max_model_len": VarType("int", example=32768),
-    "vllm_port": _PORT,
-    "vllm_dp_rpc_port": _PORT,
-    "vllm_master_port": _PORT,
-    "vllm_bind_host": VarType("str"),
-    "vllm_site_args": VarType("dict"),
-    "vllm_site_env": VarType("dict"),
-    "vllm_args": VarType("dict"),
-    "vllm_env": VarType("dict"),
-    "vllm_gpu_access": VarType("str", choices=GPU_ACCESS),
-    "vllm_container_privileged": VarType("bool"),
-    "vllm_model_cache_dir": VarType("str"),
-    "vllm_compile_cache_dir": VarType("str"),
-    "vllm_model_source": VarType("str", choices=model_source.SOURCES),
-    "vllm_model_revision": VarType("str"),
-    "vllm_model_manifest_digest": VarType("str"),
-    # the checkpoint's size for the capacity check when the profile does not know it; 0 turns the check off
-    "vllm_model_weight_gb": VarType("int", 0, example=1500),
-    "vllm_nvlink_domain": VarType("str"),
-    "vllm_control_address": VarType("str"),
-    "vllm_control_interface": VarType("str"),
-    "vllm_ib_hcas": VarType("list"),
-    "vllm_node_rank": VarType("int", 0, example=0),
-    "vllm_api_open": VarType("bool"),
-}
+# Every variable the plan reads, checked on every host before anything else so that a wrong type is one line
+# naming the host: the types roles/cluster_plan/meta/argument_specs.yml declares (entry point `inventory`).
+VarType = specs.VarType
+# Adding a GPU model is one row of the hardware catalog, which node code reads too: its choices are the catalog's
+# (the spec lists them for ansible-doc; tests/check_argument_specs.py keeps the two equal).
+VAR_TYPES: Dict[str, VarType] = dict(specs.INVENTORY_TYPES,
+                                     vllm_image=specs.var_types(specs.options("vllm_image"), "vllm_image")["vllm_image"],
+                                     vllm_gpu_model=VarType("str", choices=hardware.MODELS))
 
 
 class ClusterError(ValueError):

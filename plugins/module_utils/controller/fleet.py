@@ -132,19 +132,25 @@ def port_problems(uses: Mapping[str, Sequence[PortUse]]) -> List[str]:
 
 # --- cluster groups that hold no host --------------------------------------------------------------
 
-def cluster_group_problems(children: Optional[Sequence[str]], groups: Mapping[str, Sequence[str]]) -> List[str]:
-    """children: the groups under vllm_clusters (None: unknown). vllm_clusters without hosts skips every play
-    ("no hosts matched"); an empty child plans the rest of the fleet without it."""
+def cluster_group_problems(groups: Mapping[str, Sequence[str]], cluster_of: Callable[[str], Any]) -> List[str]:
+    """vllm_clusters without hosts skips every play ("no hosts matched"); a host that names its cluster
+    (vllm_cluster) outside vllm_clusters, a cluster group left out or misspelt there, would be skipped silently."""
     existing = sorted(g for g, members in groups.items() if members and g not in BUILTIN_GROUPS)
     named = ", ".join(existing) or "none"
-    if not groups.get("vllm_clusters"):
-        return [_line("vllm_clusters", sorted(children or []), "inventory",
+    members = set(groups.get("vllm_clusters") or ())
+    if not members:
+        return [_line("vllm_clusters", [], "inventory",
                       "no host is in group vllm_clusters, so every play of the run would be skipped",
                       "list the cluster groups under vllm_clusters' children (groups with hosts: %s)" % named)]
-    return [_line("vllm_clusters", child, "inventory",
-                  "the cluster group %s has no hosts" % child if child in groups else "no inventory group %s" % child,
-                  "put the cluster's hosts in group %s, or name one of the groups that hold hosts: %s" % (child, named))
-            for child in children or () if not groups.get(child)]
+    left_out: Dict[str, List[str]] = {}
+    for host in groups.get("all") or ():
+        name = cluster_of(host) if host not in members else None
+        if isinstance(name, str):
+            left_out.setdefault(name, []).append(host)
+    return [_line("vllm_cluster", name, "hosts %s" % ", ".join(hosts[:3] + (["..."] if len(hosts) > 3 else [])),
+                  "the hosts are not in group vllm_clusters, so no play of the run would touch them",
+                  "list group %s under vllm_clusters' children (a misspelt child is an empty group)" % name)
+            for name, hosts in sorted(left_out.items())]
 
 
 # --- IMEX -----------------------------------------------------------------------------------------------

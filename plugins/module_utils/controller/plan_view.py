@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The plan as a person reads it (playbooks/plan.yml prints it): per cluster a short summary, where each value
 that is not vLLM's default came from, the head's whole launch one option per line, and each follower as its
-differences from the head. The whole files stay in the output directory (cluster_plan.write_review).
+differences from the head. The whole files stay in the output directory (plan_output.write_review).
 
 A list of short lines and nothing else: every stdout callback prints a list one item per line (the default
 callback's JSON, the yaml callback, minimal, the json callback), while a string with newlines becomes one

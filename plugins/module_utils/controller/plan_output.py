@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a plan run leaves on the controller: the review files, the per-host stash the hosts take their launch
+from, and the plan as people read it."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any, Dict, List, Mapping
+
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary, plan_view, specs
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import inputs as observability
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_run_command
+
+
+def _write(path: str, text: str, mode: int, check: bool) -> bool:
+    """Write only what changed (nothing in check mode); True when the file changes."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if handle.read() == text:
+                return False
+    except OSError:
+        pass
+    if check:
+        return True
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(path, mode)
+    return True
+
+
+def write_review(output_dir: str, launches: Mapping[str, Mapping[str, Any]], check: bool = False) -> int:
+    """<dir>/<cluster>/<host>.yaml (the vLLM config), .json (the whole launch) and .sh (docker run)."""
+    changed = 0
+    for host, launch in launches.items():
+        folder = boundary.inside(output_dir, launch["cluster"]["name"])
+        if not check:
+            os.makedirs(folder, mode=0o755, exist_ok=True)
+        image = launch["cluster"]["image"] or "IMAGE"
+        files = {".yaml": launch["config_yaml"],
+                 ".json": json.dumps(launch, indent=4, separators=(",", ": "), ensure_ascii=False) + "\n",
+                 ".sh": docker_run_command(launch, image) + "\n"}
+        for suffix, text in files.items():
+            changed += _write(boundary.inside(folder, host + suffix), text, 0o644, check)
+    return changed
+
+
+def write(output_dir: str, launches: Mapping[str, Mapping[str, Any]], observability_files: Mapping[str, str],
+          check: bool) -> int:
+    """The review files and the observability files under output_dir ('' writes none): how many changed."""
+    if not output_dir:
+        return 0
+    changed = write_review(output_dir, launches, check)
+    if observability_files:
+        changed += len(observability.write(os.path.join(output_dir, "observability"), observability_files, check))
+    return changed
+
+
+def show_lines(launches: Mapping[str, Mapping[str, Any]], read: Mapping[str, Mapping[str, Any]],
+               role_values: Mapping[str, Mapping[str, Any]], output_dir: str) -> List[str]:
+    """The plan as people read it (plan_view), with the driver each node gets: its nvidia_driver_branch or
+    rocm_version, else the role's default."""
+    drivers: Dict[str, Any] = {}
+    for host, launch in launches.items():
+        vendor = launch["cluster"]["vendor"]
+        if vendor == "nvidia":
+            drivers[host] = read.get(host, {}).get("nvidia_driver_branch") or \
+                specs.role_default("nvidia_driver", "nvidia_driver_branch")
+        elif vendor == "amd":
+            drivers[host] = role_values.get(host, {}).get("rocm_version") or specs.role_default("rocm", "rocm_version")
+    return plan_view.plan_lines(launches, drivers, output_dir)
+
+
+def stash(launches: Mapping[str, Any], tmp_root: str) -> str:
+    """One small JSON file per host in the run's local temp dir (Ansible removes it at exit). A registered
+    result holding every launch would be copied into every host's variables, and the first task after it
+    costs three times a plain task at 512 hosts (docs/benchmarks.md)."""
+    folder = tempfile.mkdtemp(prefix="cluster-plan-", dir=tmp_root)
+    for host, launch in launches.items():
+        with open(boundary.inside(folder, host + ".json"), "w", encoding="utf-8") as handle:
+            json.dump(launch, handle)
+    return folder
+
+
+def take(folder: str, host: str) -> Any:
+    """This host's launch from the run's stash; OSError or boundary.BoundaryError when it has none."""
+    with open(boundary.inside(folder, host + ".json"), encoding="utf-8") as handle:
+        return json.load(handle)

@@ -1,0 +1,364 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One plan run over the hosts of a play: every check of the inventory (the roles' variables, misspelt names,
+names that become files, the clusters, the fleet, observability), then every cluster's launch. Nothing here
+imports Ansible: the plan action hands in a Reader over its hostvars, which templates a value on read and
+raises Unresolved where a template cannot be resolved."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
+    fleet, known_vars, proxy, readiness, role_vars, rollout, specs, wrong_values)
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
+    DRIVER_VARS, SECRET_ENV, VAR_TYPES, ClusterError, one_line)
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
+    inputs as observability_inputs)
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import plan_files as observability
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import prometheus_server
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.plan import (
+    READ_NAMES, cluster_name_of, compile_cluster)
+
+SECRET_VARS = frozenset(SECRET_ENV.values())
+# Needed later by other roles, not by the plan: an example inventory may leave them required.
+PLAN_OPTIONAL = frozenset({"vllm_image"})
+# The roles playbooks/site.yml runs after the plan (tests/unit/test_site_role_vars.py keeps this in step):
+# their inventory variables are checked here, before any host is contacted.
+SITE_ROLES = ("host_proxy", "node_read", "preflight", "nvidia_driver", "rocm", "container_runtime", "vllm_image",
+              "vllm_exporters", "fabric_check", "vllm_model", "vllm_serve", "vllm_watchdog", "vllm_router",
+              "vllm_prometheus", "vllm_observability", "smoke_test")
+_ROLE_OPTIONS: Dict[str, Tuple[str, Mapping[str, Any]]] = {}
+
+
+class Unresolved(Exception):
+    """A host variable whose template cannot be resolved; undefined: it names a variable nobody set."""
+
+    def __init__(self, message: str, undefined: bool = False):
+        super().__init__(message)
+        self.message, self.undefined = message, undefined
+
+
+class Reader:
+    """What the plan needs of the inventory, given by the plan action over Ansible's hostvars."""
+
+    def names(self, host: str) -> List[str]:
+        raise NotImplementedError
+
+    def has(self, host: str, name: str) -> bool:
+        raise NotImplementedError
+
+    def get(self, host: str, name: str) -> Any:
+        """The value, templated (None when unset); Unresolved for a template that cannot be resolved."""
+        raise NotImplementedError
+
+
+@dataclass
+class Outcome:
+    refusals: List[str] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)
+    launches: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    observability: Dict[str, str] = field(default_factory=dict)
+    read: Dict[str, Dict[str, Any]] = field(default_factory=dict)          # what the plan read, per host
+    role_values: Dict[str, Dict[str, Any]] = field(default_factory=dict)   # the role variables hosts set
+
+
+def role_options() -> Dict[str, Tuple[str, Mapping[str, Any]]]:
+    """{variable: (role, option)} from the main entry point of every role site.yml runs, read once per
+    process. Left out: what the plan checks itself (VAR_TYPES, the driver checks, with their own
+    messages) and secrets (no_log, SECRET_ENV): never read, so never decrypted nor shown."""
+    if not _ROLE_OPTIONS:
+        for role in SITE_ROLES:
+            for name, option in specs.options(role).items():
+                if (name in VAR_TYPES or name in DRIVER_VARS or name in SECRET_VARS or option.get("no_log")
+                        or name == proxy.VARIABLE):   # checked by proxy.problems, which hides a password
+                    continue
+                _ROLE_OPTIONS.setdefault(name, (role, option))
+    return _ROLE_OPTIONS
+
+
+def set_role_vars(reader: Reader, host: str, options: Iterable[str]) -> Dict[str, Any]:
+    """The role variables a host sets in the inventory (or -e), templated on read; one whose template cannot be
+    resolved yet (it needs facts or another play's variables) is skipped and left to its role. Role defaults
+    are not in hostvars, so only what the user set is checked."""
+    out = {}
+    for name in options:
+        if not reader.has(host, name):
+            continue
+        try:
+            out[name] = reader.get(host, name)
+        except Unresolved:
+            continue
+    return out
+
+
+def optional_value(reader: Reader, host: str, name: str, fallback: Any = None) -> Any:
+    """The value a host sets, else fallback (also for one that cannot be resolved: its role reports that)."""
+    if not reader.has(host, name):
+        return fallback
+    try:
+        return reader.get(host, name)
+    except Unresolved:
+        return None
+
+
+def proxy_lines(reader: Reader, hosts: Sequence[str]) -> List[str]:
+    """inferops_proxy checked once per distinct value (a site sets it once): one line per wrong value,
+    naming the hosts, with any password shown as ***."""
+    found: Dict[str, List[str]] = {}
+    for host in hosts:
+        if not reader.has(host, proxy.VARIABLE):
+            continue
+        try:
+            value = reader.get(host, proxy.VARIABLE)
+        except Unresolved:
+            continue
+        for problem in proxy.problems(value):
+            found.setdefault(problem, []).append(host)
+    return ["%s (%s)" % (problem, wrong_values.shown_hosts(shown)) for problem, shown in found.items()]
+
+
+def unknown_var_lines(reader: Reader, hosts: Sequence[str]) -> Tuple[List[str], List[str]]:
+    """Misspelt variables (known_vars): (refusals, warnings); inferops_allow_unknown_vars: true on a host
+    turns its refusals into warnings."""
+    refused, warned = {}, {}
+    for host in hosts:
+        names = known_vars.unknown(reader.names(host))
+        if names:
+            allow = bool(optional_value(reader, host, known_vars.ALLOW, False))
+            (warned if allow else refused)[host] = names
+    return known_vars.lines(refused), known_vars.lines(warned)
+
+
+def default_of(name: str) -> Any:
+    """The role default of a vllm_exporters_* / vllm_observability_* / vllm_prometheus_* / vllm_router_* variable."""
+    role = next((r for r in ("vllm_exporters", "vllm_observability", "vllm_prometheus", "vllm_router")
+                 if name.startswith(r + "_")), None)
+    return specs.role_default(role, name) if role else None
+
+
+class Plan:
+    """The state of one run: each host's variables read once, the role values, the compiled launches."""
+
+    def __init__(self, reader: Reader, groups: Mapping[str, Sequence[str]]):
+        self.reader, self.groups = reader, groups
+        self.outcome = Outcome()
+        self.notes: List[str] = []
+        self.owners: Dict[str, Any] = {}
+
+    def host_vars(self, host: str) -> Dict[str, Any]:
+        """What the plan reads of a host (READ_NAMES): nothing else is templated, and a secret only as present."""
+        read = self.outcome.read
+        if host in read:
+            return read[host]
+        out: Dict[str, Any] = {}
+        for key in READ_NAMES:
+            if not self.reader.has(host, key):
+                continue
+            if key in SECRET_VARS:
+                out[key] = True   # presence only: the plan never reads (or decrypts) a secret
+                continue
+            try:
+                out[key] = self.reader.get(host, key)
+            except Unresolved as exc:
+                if key not in PLAN_OPTIONAL or not exc.undefined:
+                    # a refusal line like any other, so the rest of the inventory is still checked
+                    raise ClusterError(key, None, "host %s" % host, "its value cannot be resolved: %s"
+                                       % one_line(exc.message), "set %s in the inventory, or define what "
+                                       "its template needs" % key) from None
+                out[key] = None
+                if exc.message not in self.notes:
+                    self.notes.append(exc.message)
+        read[host] = out
+        return out
+
+    def cluster_of(self, host: str) -> Any:
+        # each cluster scans the whole inventory for outsiders: look each host up once
+        if host not in self.owners:
+            try:
+                read = self.outcome.read
+                self.owners[host] = read[host].get("vllm_cluster") if host in read else \
+                    self.reader.get(host, "vllm_cluster")
+            except Unresolved:   # refused by name when its host is compiled
+                self.owners[host] = None
+        return self.owners[host]
+
+    def setting(self, host: str, name: str) -> Any:
+        """A role variable on a host: what it sets, else its role's literal default."""
+        values = self.outcome.role_values
+        if host not in values:
+            values[host] = set_role_vars(self.reader, host, role_options())
+        if name in values[host]:
+            return values[host][name]
+        options = role_options()
+        if name in options:
+            return specs.role_default(options[name][0], name)
+        return optional_value(self.reader, host, name, default_of(name))
+
+    def address_get(self, host: str) -> Callable[[str], Any]:
+        """A getter for observability: the address variables as the plan read them, the rest as the host sets."""
+        def get(name: str) -> Any:
+            if host in self.outcome.read and name in ("ansible_host", "vllm_control_address"):
+                return self.outcome.read[host].get(name)
+            return optional_value(self.reader, host, name)
+        return get
+
+    def compile(self, hosts: Sequence[str], overrides: Mapping[str, Any]) -> None:
+        """Each cluster of the hosts compiled whole, once. A refused cluster does not stop the others: every
+        problem of the inventory is reported in one run."""
+        out, refused = self.outcome, set()   # clusters (or hosts without one) already refused: reported once
+        for host in hosts:
+            if host in out.launches or host in refused:
+                continue
+            del self.notes[:]
+            name = self.cluster_of(host) if isinstance(self.cluster_of(host), str) else host
+            if name in refused:
+                continue
+            try:
+                compiled = compile_cluster(cluster_name_of(host, self.host_vars(host)), self.groups, self.host_vars,
+                                           self.cluster_of, overrides=overrides)
+            except ClusterError as exc:
+                refused.update([name, host] + list(self.groups.get(name, ())))
+                out.refusals += [line for line in str(exc).splitlines() if line not in out.refusals]
+                continue
+            summary = next(iter(compiled.values()))["cluster"]   # one summary, shared by the nodes
+            summary["warnings"] += self.notes
+            out.warnings += summary["warnings"]
+            out.launches.update(compiled)
+
+    def fleet_lines(self) -> Tuple[List[str], List[str]]:
+        """Across clusters: one machine under two names and ports that collide on a machine (refusals), IMEX set
+        up for a launch without a channel, what site.yml will need, the API's exposure (refusals, warnings)."""
+        launches, read, setting = self.outcome.launches, self.outcome.read, self.setting
+        routers = list(self.groups.get("vllm_routers") or ())
+        prometheus = list(self.groups.get("vllm_prometheus") or ())
+
+        def address_vars(host: str) -> Dict[str, Any]:
+            out = {}
+            for key in ("ansible_host", "vllm_control_address", "ansible_port"):
+                try:
+                    out[key] = read[host].get(key) if host in read and key != "ansible_port" else \
+                        self.reader.get(host, key)
+                except Unresolved:
+                    out[key] = None
+            return out
+        hosts = list(dict.fromkeys(list(launches) + routers + prometheus))
+        lines = fleet.machine_problems({host: address_vars(host) for host in hosts})
+        uses = {}
+        for host in hosts:
+            uses[host] = fleet.role_ports(listener_groups(host, launches, routers, prometheus,
+                                                          lambda name, host=host: setting(host, name)),
+                                          lambda name, host=host: setting(host, name))
+            if host in launches:
+                uses[host] = fleet.launch_ports(launches[host], setting(host, "fabric_check_port")) + uses[host]
+        lines += fleet.port_problems(uses)
+        imex = fleet.imex_warnings(launches, lambda host: setting(host, "nvidia_driver_imex") in (True, "true", "yes"))
+        # what site.yml will need, refused here rather than after drivers and runtime
+        lines += readiness.image_problems(launches)
+        lines += readiness.registry_problems(
+            launches, lambda host: setting(host, "vllm_model_registry") or setting(host, "vllm_image_mirror"))
+        lines += readiness.imex_problems(launches, lambda host: setting(host, "nvidia_driver_imex"))
+        refused, notes = readiness.api_problems(launches, lambda host: bool(read.get(host, {}).get("vllm_api_key")),
+                                                lambda host: read.get(host, {}).get(readiness.OPEN_API))
+        notes += self.downtime_lines(routers)
+        return lines + refused, imex + notes
+
+    def downtime_lines(self, routers: Sequence[str]) -> List[str]:
+        """A note per cluster that no router of group vllm_routers fronts: an upgrade or rolling restart stops
+        it while it moves (vllm_rollout refuses that unless vllm_rollout_allow_downtime, read on its head)."""
+        heads: Dict[str, str] = {}
+        for host, launch in self.outcome.launches.items():
+            heads.setdefault(launch["cluster"]["name"], launch["cluster"].get("head") or host)
+
+        def accepted(name: str) -> bool:
+            try:
+                value = self.reader.get(heads[name], rollout.ALLOW_DOWNTIME) \
+                    if self.reader.has(heads[name], rollout.ALLOW_DOWNTIME) else None
+            except Unresolved:
+                return False
+            return rollout.accepted(value) is True
+        return rollout.downtime_notes([launch["cluster"] for launch in self.outcome.launches.values()],
+                                      [{name: self.setting(host, name) for name in rollout.ROUTER_SETTINGS}
+                                       for host in routers], accepted)
+
+    def observability_files(self, settings_host: str) -> Dict[str, str]:
+        """The observability files (targets, scrape configs, rules, dashboards), or ObservabilityError for a bad
+        vllm_observability_* / vllm_exporters_* value: checked on every plan, written with output_dir."""
+        def getter(host: str) -> Callable[[str], Any]:
+            return lambda name: optional_value(self.reader, host, name)
+        launches = self.outcome.launches
+        addresses = {host: observability_inputs.address(self.address_get(host), host) for host in launches}
+        routers = {host: observability_inputs.router(getter(host), default_of, host)
+                   for host in self.groups.get("vllm_routers") or ()}
+        settings = observability_inputs.settings(getter(settings_host), default_of)
+        return observability.files(launches, addresses, routers, settings)
+
+    def prometheus_lines(self) -> List[str]:
+        """One refusal per bad vllm_prometheus_* value of a host of group vllm_prometheus (role vllm_prometheus
+        would fail on it only after the package is installed), naming the host."""
+        lines = []
+        for host in self.groups.get("vllm_prometheus") or ():
+            address_get = self.address_get(host)
+
+            def get(name: str, host: str = host, address_get: Callable[[str], Any] = address_get) -> Any:
+                if name in ("ansible_host", "vllm_control_address"):
+                    return address_get(name)
+                return optional_value(self.reader, host, name, default_of(name))
+            settings = {name: get(name) for name in ("vllm_prometheus_listen_address", "vllm_prometheus_port",
+                                                     "vllm_prometheus_retention", "vllm_prometheus_alertmanagers")}
+            try:
+                prometheus_server.check(settings, observability_inputs.address(get, host))
+            except prometheus_server.PrometheusSettingError as exc:
+                lines.append("%s (host %s)" % (exc, host))
+        return lines
+
+
+def listener_groups(host: str, launches: Mapping[str, Any], routers: Sequence[str], prometheus: Sequence[str],
+                    setting: Callable[[str], Any]) -> List[str]:
+    """The groups whose listeners (fleet.ROLE_PORTS, METRICS_PORTS) run on the host; a cluster node's GPU exporter
+    and node_exporter are pseudo-groups of vllm_clusters."""
+    out = ["vllm_routers"] if host in routers else []
+    out += ["vllm_prometheus"] if host in prometheus else []
+    if host in launches:
+        if setting("vllm_exporters_gpu") in (True, None):
+            out.append("vllm_clusters:%s" % launches[host]["cluster"]["vendor"])
+        if setting("vllm_exporters_node_exporter") is True:
+            out.append("vllm_clusters:node_exporter")
+    return out
+
+
+def inventory_problems(reader: Reader, groups: Mapping[str, Sequence[str]]) -> List[str]:
+    """Before the plays over vllm_clusters (a play on localhost): an inventory whose vllm_clusters holds no host
+    would skip every play with "no hosts matched" and exit 0; a cluster left out of it would be skipped."""
+    return fleet.cluster_group_problems(groups, Plan(reader, groups).cluster_of)
+
+
+def run(reader: Reader, hosts: Sequence[str], groups: Mapping[str, Sequence[str]],
+        overrides: Optional[Mapping[str, Any]] = None) -> Outcome:
+    """Every check of the inventory and every launch of the clusters the hosts belong to."""
+    plan = Plan(reader, groups)
+    out = plan.outcome
+    options = role_options()
+    out.role_values = {host: set_role_vars(reader, host, options) for host in hosts}
+    out.refusals += role_vars.check(options, out.role_values.items())
+    out.refusals += proxy_lines(reader, hosts)
+    out.refusals += fleet.cluster_group_problems(groups, plan.cluster_of)
+    unknown_refused, unknown_warned = unknown_var_lines(reader, hosts)
+    out.refusals += unknown_refused
+    out.refusals += readiness.name_problems(hosts, sorted({n for n in map(plan.cluster_of, hosts) if isinstance(n, str)}))
+    plan.compile(hosts, overrides or {})
+    out.warnings += fleet.optional_group_warnings(groups)
+    try:
+        fleet_refused, fleet_warned = plan.fleet_lines()
+        out.refusals += fleet_refused
+        out.warnings += fleet_warned + unknown_warned
+        if out.launches and not out.refusals:
+            out.observability = plan.observability_files(hosts[0])
+            out.refusals += plan.prometheus_lines()
+    except ClusterError as exc:
+        out.refusals += str(exc).splitlines()
+    except observability.ObservabilityError as exc:
+        out.refusals.append(str(exc))
+    return out

@@ -1,0 +1,65 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The roles' argument specs and literal defaults, read from the collection's own files once per process: the
+one statement of every variable's type. The plan builds its inventory types (VAR_TYPES) from the `inventory`
+entry point of roles/cluster_plan and checks the other roles' variables against their `main` entry points, so
+what ansible-doc shows a user is what the plan enforces."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, Mapping, Optional, Sequence
+
+import yaml
+
+ROLES_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "roles"))
+_LOADED: Dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class VarType:
+    """What one inventory variable must hold; null always means "not set"."""
+    kind: str                                  # str | int | bool | dict | list
+    minimum: int = 1
+    maximum: Optional[int] = None
+    choices: Sequence[str] = ()
+    example: Any = None
+    default: Any = None
+
+
+def _load(role: str, name: str) -> Any:
+    """roles/<role>/<name> as YAML, read once ({} when the role has no such file)."""
+    key = role + "/" + name
+    if key not in _LOADED:
+        try:
+            with open(os.path.join(ROLES_DIR, role, name), encoding="utf-8") as handle:
+                _LOADED[key] = yaml.safe_load(handle) or {}
+        except OSError:
+            _LOADED[key] = {}
+    return _LOADED[key]
+
+
+def options(role: str, entry: str = "main") -> Dict[str, Dict[str, Any]]:
+    """The options of one entry point of a role's meta/argument_specs.yml."""
+    specs = _load(role, os.path.join("meta", "argument_specs.yml")).get("argument_specs") or {}
+    return dict((specs.get(entry) or {}).get("options") or {})
+
+
+def role_default(role: str, name: str) -> Any:
+    """A literal default from roles/<role>/defaults/main.yml (None for a template or none)."""
+    value = _load(role, os.path.join("defaults", "main.yml")).get(name)
+    return None if isinstance(value, str) and "{{" in value else value
+
+
+def var_types(spec: Mapping[str, Mapping[str, Any]], prefix: str) -> Dict[str, VarType]:
+    """A VarType per option whose name starts with prefix."""
+    return {name: VarType(kind=option.get("type", "str"), minimum=option.get("minimum", 1),
+                          maximum=option.get("maximum"), choices=tuple(option.get("choices") or ()),
+                          example=option.get("example"), default=option.get("default"))
+            for name, option in spec.items() if name.startswith(prefix)}
+
+
+# The inventory variables the plan reads, as roles/cluster_plan documents them (its `inventory` entry point).
+INVENTORY_TYPES = var_types(options("cluster_plan", "inventory"), "vllm_")
