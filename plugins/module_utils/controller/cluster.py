@@ -83,7 +83,14 @@ NVIDIA_DRIVER_REBOOT = ("never", "if_needed", "always")
 VarType = specs.VarType
 # Adding a GPU model is one row of the hardware catalog, which node code reads too: its choices are the catalog's
 # (the spec lists them for ansible-doc; tests/check_argument_specs.py keeps the two equal).
-VAR_TYPES: Dict[str, VarType] = dict(specs.INVENTORY_TYPES,
+# Whole numbers' bounds beyond the spec's `int` (the argument-spec schema has no keyword for them; the descriptions
+# say them), and the example a refusal suggests: (minimum, maximum, example); one not named here is 1 or more.
+INT_BOUNDS = {"vllm_gpus_per_node": (1, None, 8), "vllm_roce_gid_index": (0, 255, 3),
+              "vllm_tensor_parallel_size": (1, None, 8), "vllm_pipeline_parallel_size": (1, None, 2),
+              "vllm_data_parallel_size": (1, None, 16), "vllm_decode_context_parallel_size": (1, None, 1),
+              "vllm_max_model_len": (1, None, 32768), "vllm_port": (1, 65535, None), "vllm_dp_rpc_port": (1, 65535, None),
+              "vllm_master_port": (1, 65535, None), "vllm_model_weight_gb": (0, None, 1500), "vllm_node_rank": (0, None, 0)}
+VAR_TYPES: Dict[str, VarType] = dict(specs.with_bounds(specs.INVENTORY_TYPES, INT_BOUNDS),
                                      vllm_image=specs.var_types(specs.options("vllm_image"), "vllm_image")["vllm_image"],
                                      vllm_gpu_model=VarType("str", choices=hardware.MODELS))
 

@@ -2,15 +2,15 @@
 # Copyright: inferops.vllm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The roles' argument specs and literal defaults, read from the collection's own files once per process: the
-one statement of every variable's type. The plan builds its inventory types (VAR_TYPES) from the `inventory`
+one statement of every variable's type, choices and default. The plan builds its inventory types (VAR_TYPES) from the `inventory`
 entry point of roles/cluster_plan and checks the other roles' variables against their `main` entry points, so
 what ansible-doc shows a user is what the plan enforces."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import yaml
 
@@ -54,11 +54,17 @@ def role_default(role: str, name: str) -> Any:
 
 
 def var_types(spec: Mapping[str, Mapping[str, Any]], prefix: str) -> Dict[str, VarType]:
-    """A VarType per option whose name starts with prefix."""
-    return {name: VarType(kind=option.get("type", "str"), minimum=option.get("minimum", 1),
-                          maximum=option.get("maximum"), choices=tuple(option.get("choices") or ()),
-                          example=option.get("example"), default=option.get("default"))
+    """A VarType per option whose name starts with prefix: its type, choices and default."""
+    return {name: VarType(kind=option.get("type", "str"), choices=tuple(option.get("choices") or ()),
+                          default=option.get("default"))
             for name, option in spec.items() if name.startswith(prefix)}
+
+
+def with_bounds(types: Mapping[str, VarType], bounds: Mapping[str, Tuple[int, Optional[int], Any]]
+                ) -> Dict[str, VarType]:
+    """The types with the whole numbers' (minimum, maximum, example) that the spec's schema cannot state."""
+    return {name: replace(kind, minimum=bounds[name][0], maximum=bounds[name][1], example=bounds[name][2])
+            if name in bounds else kind for name, kind in types.items()}
 
 
 # The inventory variables the plan reads, as roles/cluster_plan documents them (its `inventory` entry point).
