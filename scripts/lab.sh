@@ -20,6 +20,9 @@ cd "$REPO_ROOT"
 export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1
 ACTION=${1:-up}
 prepare_controller
+# the plays run on the newest ansible-core (requirements-ansible221.txt), as users of the current bundle run them
+timed make_plays_venv
+use_plays_venv
 
 # Fresh nodes and the first site.yml run (smoke off).
 deploy() {

