@@ -68,11 +68,12 @@ class Outcome:
 def role_options() -> Dict[str, Tuple[str, Mapping[str, Any]]]:
     """{variable: (role, option)} from the main entry point of every role site.yml runs, read once per
     process. Left out: what the plan checks itself (VAR_TYPES, the driver checks, with their own
-    messages) and secrets (no_log, SECRET_ENV): never read, so never decrypted nor shown."""
+    messages), the handoffs (facts) and secrets (no_log, SECRET_ENV): never read, so never decrypted nor shown."""
     if not _ROLE_OPTIONS:
         for role in SITE_ROLES:
             for name, option in specs.options(role).items():
                 if (name in VAR_TYPES or name in DRIVER_VARS or name in SECRET_VARS or option.get("no_log")
+                        or name in specs.HANDOFFS   # facts one role hands another, not inventory input
                         or name == proxy.VARIABLE):   # checked by proxy.problems, which hides a password
                     continue
                 _ROLE_OPTIONS.setdefault(name, (role, option))

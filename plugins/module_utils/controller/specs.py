@@ -14,6 +14,11 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import yaml
 
+# The facts one role hands another, each set by the role that decides it and declared as an option of the roles that
+# read it (docs/architecture.md, "what one role hands another"; tests/unit/test_handoffs.py): never inventory input.
+HANDOFFS = ("vllm_launch", "gpu_facts", "vllm_image_to_run", "vllm_image_pull_ref", "vllm_model_staged",
+            "fabric_check_summary", "smoke_test_verdict", "vllm_router_url", "vllm_router_public_url",
+            "vllm_observability_generated")
 ROLES_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "roles"))
 _LOADED: Dict[str, Any] = {}
 
