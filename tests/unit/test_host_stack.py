@@ -56,7 +56,8 @@ def test_gb300_trays_of_one_rack_run_imex_with_the_racks_peers():
     hostvars["spare"] = {"ansible_host": "10.0.0.9"}   # a tray of the rack in no cluster is still an IMEX peer
     groups = {"c1": ["t2", "t1"], "rack_a": ["t1", "t2", "spare"]}
     got = plan.compile_cluster("c1", groups, hostvars.__getitem__)["t1"]["host_stack"]
-    assert got["imex"] == {"domain": "rack_a", "peers": ["10.0.0.1", "10.0.0.2", "10.0.0.9"]}
+    assert got["imex"] == host_stack.imex("rack_a", {"rack_a": ["10.0.0.1", "10.0.0.2", "10.0.0.9"]})
+    assert got["imex"]["peers"] == ["10.0.0.1", "10.0.0.2", "10.0.0.9"]
     assert got["fabric_manager"] is False and got["gpudirect"] == "off"
 
 
@@ -65,7 +66,7 @@ def test_racks_joined_by_infiniband_each_list_their_own_trays():
     launches = plan.compile_cluster("c1", {"c1": ["a1", "b1"], "rack_a": ["a1"], "rack_b": ["b1"]},
                                     hostvars.__getitem__)
     assert [launches[h]["host_stack"]["imex"] for h in ("a1", "b1")] == [
-        {"domain": "rack_a", "peers": ["10.0.0.1"]}, {"domain": "rack_b", "peers": ["10.0.0.2"]}]
+        host_stack.imex("rack_a", {"rack_a": ["10.0.0.1"]}), host_stack.imex("rack_b", {"rack_b": ["10.0.0.2"]})]
     assert launches["a1"]["host_stack"]["gpudirect"] == "dmabuf"
 
 
@@ -79,7 +80,7 @@ def test_imex_without_a_domain_group_is_refused_by_the_plan():
     with pytest.raises(cluster.ClusterError, match="there is no group rack_x"):
         plan.compile_cluster("c1", {"c1": ["n1"]}, hostvars.__getitem__)
     assert plan.compile_cluster("c1", {"c1": ["n1"], "rack_x": ["n1"]}, hostvars.__getitem__)["n1"]["host_stack"][
-        "imex"] == {"domain": "rack_x", "peers": ["n1"]}
+        "imex"]["peers"] == ["n1"]
 
 
 def test_cpu_and_amd_nodes():

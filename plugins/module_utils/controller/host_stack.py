@@ -67,6 +67,16 @@ def gpudirect(hvars: Mapping[str, Any], fabric: str) -> str:
     return "dmabuf" if _setting(hvars, "nvidia_driver_kernel_modules") == "open" else "peermem"
 
 
+def imex(domain: str, peers_of: Mapping[str, Sequence[str]]) -> Dict[str, Any]:
+    """The IMEX domain, its trays' addresses, sorted (None: the domain is no inventory group), and the
+    nodes_config.cfg nvidia_driver writes from them, identical on every tray of the domain."""
+    peers = sorted(set(peers_of[domain])) if domain in peers_of else None
+    nodes_config = None if peers is None else (
+        "# Managed by inferops.vllm: the trays of NVLink domain %s, sorted,\n"
+        "# identical on every node of the domain.\n" % domain + "".join(ip + "\n" for ip in peers))
+    return {"domain": domain, "peers": peers, "nodes_config": nodes_config}
+
+
 def build(*, vendor: str, model: str, gpus: int, nvswitch_board: bool, mnnvl: bool, fabric: str,
           hcas: Sequence[str], node_domain: Optional[str], peers_of: Mapping[str, Sequence[str]],
           probe_ranks: int, hvars: Mapping[str, Any]) -> Dict[str, Any]:
@@ -85,9 +95,7 @@ def build(*, vendor: str, model: str, gpus: int, nvswitch_board: bool, mnnvl: bo
         # the container toolkit: the GPUs' vendor, none on the CPU
         "toolkit": (vendor if vendor in TORCH_BUILDS else "none") if toolkit == "auto" else toolkit,
         "fabric_manager": _auto(hvars, "nvidia_driver_fabric_manager", nvswitch_board) if nvidia else False,
-        "imex": None if domain is None else {
-            "domain": domain,
-            "peers": sorted(set(peers_of[domain])) if domain in peers_of else None},
+        "imex": None if domain is None else imex(domain, peers_of),
         "gpudirect": gpudirect(hvars, fabric) if nvidia else "off",
         # torch.distributed's backend for the fabric check: NCCL (RCCL on ROCm) on GPUs, gloo on the CPU
         "collective": backend if backend != "auto" else ("nccl" if vendor in TORCH_BUILDS else "gloo"),
