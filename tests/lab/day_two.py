@@ -124,8 +124,8 @@ def node_story(nodes: list[str]) -> str:
     """Each node's container state and its watchdog's last lines, for a failure's message."""
     out = []
     for node in nodes:
-        out.append("%s: %s" % (node, docker(node, "docker", "ps", "-a", "--format", "{{.Names}} {{.Status}}",
-                                         check_rc=False).strip()))
+        state = docker(node, "docker", "ps", "-a", "--format", "{{.Names}} {{.Status}}", check_rc=False)
+        out.append("%s: %s" % (node, state.strip()))
         out.append(docker(node, "journalctl", "-u", "vllm-watchdog", "-n", "12", "--no-pager", "-o", "cat",
                           check_rc=False).strip())
     return "\n".join(out)

@@ -6,6 +6,7 @@ launch: the one path that the plan action, the tests and tools share."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster as cluster_model
@@ -13,16 +14,18 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller import ho
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
     inputs as observability_inputs)
 
-# Only these host variables are read (and templated) from the inventory: the typed ones, the driver
-# variables the plan checks and ansible_host. Secrets (SECRET_ENV) are only looked up by name, and any
-# other vllm_* variable (a registry password, a role's settings) is never touched, so never decrypted.
-READ_NAMES = tuple(dict.fromkeys(tuple(cluster_model.VAR_TYPES) + tuple(cluster_model.CLUSTER_DEFAULTS)
-                                 + tuple(cluster_model.SECRET_ENV.values()) + ("ansible_host",)
-                                 + cluster_model.DRIVER_VARS + tuple(host_stack.ROLE_SETTINGS)))
+@functools.lru_cache(maxsize=None)
+def read_names() -> Tuple[str, ...]:
+    """Only these host variables are read (and templated) from the inventory: the typed ones, the driver
+    variables the plan checks and ansible_host. Secrets (SECRET_ENV) are only looked up by name, and any
+    other vllm_* variable (a registry password, a role's settings) is never touched, so never decrypted."""
+    return tuple(dict.fromkeys(tuple(cluster_model.VAR_TYPES) + tuple(cluster_model.CLUSTER_DEFAULTS)
+                               + tuple(cluster_model.SECRET_ENV.values()) + ("ansible_host",)
+                               + cluster_model.DRIVER_VARS + tuple(host_stack.ROLE_SETTINGS)))
 
 
 def wanted(name: str) -> bool:
-    return name in READ_NAMES
+    return name in read_names()
 
 
 def cluster_name_of(host: str, hostvars: Mapping[str, Any]) -> str:

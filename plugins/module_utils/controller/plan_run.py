@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    fleet, known_vars, proxy, readiness, role_vars, rollout, specs, wrong_values)
+    cluster, fleet, known_vars, proxy, readiness, role_vars, rollout, specs, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
-    DRIVER_VARS, SECRET_ENV, VAR_TYPES, ClusterError, one_line)
+    DRIVER_VARS, SECRET_ENV, ClusterError, one_line)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
     inputs as observability_inputs)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import plan_files as observability
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import prometheus_server
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.plan import (
-    READ_NAMES, cluster_name_of, compile_cluster)
+    cluster_name_of, compile_cluster, read_names)
 
 SECRET_VARS = frozenset(SECRET_ENV.values())
 # Needed later by other roles, not by the plan: an example inventory may leave them required.
@@ -72,7 +72,7 @@ def role_options() -> Dict[str, Tuple[str, Mapping[str, Any]]]:
     if not _ROLE_OPTIONS:
         for role in SITE_ROLES:
             for name, option in specs.options(role).items():
-                if (name in VAR_TYPES or name in DRIVER_VARS or name in SECRET_VARS or option.get("no_log")
+                if (name in cluster.VAR_TYPES or name in DRIVER_VARS or name in SECRET_VARS or option.get("no_log")
                         or name in specs.HANDOFFS   # facts one role hands another, not inventory input
                         or name == proxy.VARIABLE):   # checked by proxy.problems, which hides a password
                     continue
@@ -150,12 +150,12 @@ class Plan:
         self.owners: Dict[str, Any] = {}
 
     def host_vars(self, host: str) -> Dict[str, Any]:
-        """What the plan reads of a host (READ_NAMES): nothing else is templated, and a secret only as present."""
+        """What the plan reads of a host (plan.read_names()): nothing else is templated, and a secret only as present."""
         read = self.outcome.read
         if host in read:
             return read[host]
         out: Dict[str, Any] = {}
-        for key in READ_NAMES:
+        for key in read_names():
             if not self.reader.has(host, key):
                 continue
             if key in SECRET_VARS:

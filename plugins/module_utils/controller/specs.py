@@ -9,10 +9,9 @@ what ansible-doc shows a user is what the plan enforces."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, replace
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
-
-import yaml
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Tuple
 
 # The facts one role hands another, each set by the role that decides it and declared as an option of the roles that
 # read it (docs/architecture.md, "what one role hands another"; tests/unit/test_handoffs.py): never inventory input.
@@ -34,8 +33,32 @@ class VarType:
     default: Any = None
 
 
+class Lazy(MappingABC):
+    """A read-only mapping built by `build` on its first use. The specs are YAML and PyYAML is the controller's:
+    module_utils are also imported where it is absent (ansible-test's import check), so nothing is read at import."""
+
+    def __init__(self, build: Callable[[], Mapping[str, Any]]):
+        self._build, self._data = build, None
+
+    def _built(self) -> Mapping[str, Any]:
+        if self._data is None:
+            self._data = dict(self._build())
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._built()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())
+
+
 def _load(role: str, name: str) -> Any:
     """roles/<role>/<name> as YAML, read once ({} when the role has no such file)."""
+    import yaml   # the controller's (see Lazy)
+
     key = role + "/" + name
     if key not in _LOADED:
         try:
@@ -73,4 +96,4 @@ def with_bounds(types: Mapping[str, VarType], bounds: Mapping[str, Tuple[int, Op
 
 
 # The inventory variables the plan reads, as roles/cluster_plan documents them (its `inventory` entry point).
-INVENTORY_TYPES = var_types(options("cluster_plan", "inventory"), "vllm_")
+INVENTORY_TYPES: Mapping[str, VarType] = Lazy(lambda: var_types(options("cluster_plan", "inventory"), "vllm_"))
