@@ -14,6 +14,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller import ho
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
     inputs as observability_inputs)
 
+
 @functools.lru_cache(maxsize=None)
 def read_names() -> Tuple[str, ...]:
     """Only these host variables are read (and templated) from the inventory: the typed ones, the driver
