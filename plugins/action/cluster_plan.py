@@ -16,8 +16,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller import bo
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import one_line
 
 ARGS = {"output_dir": {"type": "str", "default": ""}, "show": {"type": "bool", "default": False},
-        "overrides": {"type": "dict", "default": {}}, "check_inventory": {"type": "bool", "default": False},
-        "take": {"type": "str"}}
+        "overrides": {"type": "dict", "default": {}}, "check_inventory": {"type": "bool", "default": False}}
 
 
 class HostReader(plan_run.Reader):
@@ -53,8 +52,6 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         _spec, args = self.validate_argument_spec(argument_spec=ARGS)
         reader = HostReader(task_vars["hostvars"])
-        if args["take"]:   # this host's launch from the run's plan
-            return self._take(result, args["take"], task_vars["inventory_hostname"])
         if args["check_inventory"]:   # a play on localhost, before the plays over vllm_clusters
             lines = plan_run.inventory_problems(reader, task_vars["groups"])
             return self._refuse(result, lines) if lines else dict(result, changed=False)
@@ -75,14 +72,6 @@ class ActionModule(ActionBase):
             result["_ansible_verbose_always"] = True
         result.update(changed=bool(changed), stash=folder, warnings=warnings, show=shown)
         return result
-
-    @staticmethod
-    def _take(result, folder, host):
-        try:
-            return dict(result, changed=False, ansible_facts={"vllm_launch": plan_output.take(folder, host)})
-        except (OSError, boundary.BoundaryError):
-            return dict(result, failed=True, msg="inferops.vllm launch plan: no launch for %s in %s; compile the plan "
-                                                 "in the same play as this task" % (host, folder))
 
     @staticmethod
     def _refuse(result, lines):

@@ -29,4 +29,5 @@ class ActionModule(ActionBase):
                                args["probe"])
         if verdict["action"] == group.FAIL:
             return dict(result, failed=True, msg=verdict["reason"], verdict=verdict)
-        return dict(result, changed=False, ansible_facts={"vllm_serve_group": verdict})
+        # registered by the task as vllm_serve_group: a host variable, not a fact (INJECT_FACTS_AS_VARS is deprecated)
+        return dict(result, changed=False, **verdict)

@@ -44,5 +44,5 @@ class ActionModule(ReadAction):
             if refusal:
                 result.update(failed=True, msg=refusal)
             else:
-                result["ansible_facts"] = {"vllm_image_to_run": image}
+                result["run_image"] = image
         return result

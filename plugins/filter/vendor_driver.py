@@ -17,7 +17,7 @@ description:
     running driver (C(nvidia-smi) or a loaded module) while none of the packages the role installs is installed.
 options:
   _input:
-    description: The C(gpu_facts) fact.
+    description: The C(gpu_facts) fact (C(ansible_facts.gpu_facts)).
     type: dict
     required: true
   packages:
@@ -51,7 +51,7 @@ EXAMPLES = r"""
     that: _vendor.action != 'fail'
     fail_msg: "{{ _vendor.message }}"
   vars:
-    _vendor: "{{ gpu_facts | inferops.vllm.vendor_driver(state.packages, ['nvidia-open'], 'fail', '580', inventory_hostname) }}"
+    _vendor: "{{ ansible_facts.gpu_facts | inferops.vllm.vendor_driver(state.packages, ['nvidia-open'], 'fail', '580', inventory_hostname) }}"
 """
 
 RETURN = r"""

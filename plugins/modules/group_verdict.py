@@ -10,8 +10,9 @@ module: group_verdict
 short_description: Judge whether a vLLM cluster serves as a group, or must restart in order
 description:
   - Reads every node's C(vllm_serve_member) fact (its container before any change, and whether this run started it)
-    and, where only a generation can tell, the head's M(inferops.vllm.vllm_health) result, and sets the fact
-    C(vllm_serve_group) to what the vllm_serve role does with the group (module_utils/controller/group.py).
+    and, where only a generation can tell, the head's M(inferops.vllm.vllm_health) result, and returns what the
+    vllm_serve role does with the group (module_utils/controller/group.py), which the role registers as
+    C(vllm_serve_group).
   - A multi-node group whose members did not start together (one restarted alone after a reboot or a crash), a
     member whose container is not running, or a head that does not generate restarts as a whole, head first.
   - A node that did not answer in this run fails the task, naming it and the fix.
@@ -53,15 +54,19 @@ EXAMPLES = r"""
     cluster: "{{ vllm_launch.cluster }}"
     window: 120
     probe: "{{ hostvars[vllm_launch.cluster.head].vllm_serve_probe | default(omit) }}"
+  register: vllm_serve_group
 """
 
 RETURN = r"""
-ansible_facts:
-  description: >-
-    C(vllm_serve_group): C(action) (C(none): it serves; C(wait): every node started in this run; C(restart): restart
-    the group in order) and C(reason), a sentence for the log.
+action:
+  description: C(none) (it serves), C(wait) (every node started in this run) or C(restart) (restart the group in order).
   returned: success
-  type: dict
-  sample: {vllm_serve_group: {action: restart, reason: "lab-node2's container started 3600 s after lab-node1's: it
-           restarted alone (a reboot, a crash or a kill) and vLLM cannot take a member back into a running group"}}
+  type: str
+  sample: restart
+reason:
+  description: A sentence for the log.
+  returned: success
+  type: str
+  sample: "lab-node2's container started 3600 s after lab-node1's: it restarted alone (a reboot, a crash or a kill)
+    and vLLM cannot take a member back into a running group"
 """

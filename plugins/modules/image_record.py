@@ -53,8 +53,8 @@ options:
     default: this node
   run:
     description:
-      - Set the fact C(vllm_image_to_run) to the image the node runs next (RV(to_run)), or with V(previous) to the one
-        a rollback starts (RV(rollback_to)). Where that is no pinned reference (no pulled image, nothing to roll back
+      - Return as RV(run_image) the image the node runs next (RV(to_run)), or with V(previous) the one a rollback
+        starts (RV(rollback_to)). Where that is no pinned reference (no pulled image, nothing to roll back
         to) the task fails with the fix.
       - Taken on the controller; never sent to the node.
     type: str
@@ -85,12 +85,17 @@ EXAMPLES = r"""
     node: "{{ inventory_hostname }}"
   register: vllm_image_record
 
-- name: Choose the image to run (the fact vllm_image_to_run), from this run's record where there is one
+- name: Choose the image to run, from this run's record where there is one
   inferops.vllm.image_record:
     state: query
     node: "{{ inventory_hostname }}"
     known: "{{ vllm_image_record | default(omit) }}"
     run: current
+  register: chosen
+
+- name: Remember it as a host variable
+  ansible.builtin.set_fact:
+    vllm_image_to_run: "{{ chosen.run_image }}"
 
 - name: The node went back to its previous digest
   inferops.vllm.image_record:
@@ -111,11 +116,13 @@ rollback_to:
   description: The digest a rollback would start (the record's C(previous)), or an empty string.
   returned: always
   type: str
-ansible_facts:
-  description: With O(run), C(vllm_image_to_run), the pinned reference the node runs next.
+run_image:
+  description:
+    - With O(run), the pinned reference the node runs next. The role's C(to_run) entry point sets it as the host
+      variable C(vllm_image_to_run).
   returned: with O(run), where there is an image to run
-  type: dict
-  sample: {vllm_image_to_run: "vllm/vllm-openai@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
+  type: str
+  sample: "vllm/vllm-openai@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 pull_needed:
   description: V(present) only. The node lacks the image O(ref) names; nothing was recorded.
   returned: always

@@ -9,9 +9,9 @@ import yaml
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import specs
 
 ROOT = Path(__file__).resolve().parents[2]
-# facts that modules and action plugins return (ansible_facts), by the module that sets them
-MODULE_FACTS = {"inferops.vllm.cluster_plan": "vllm_launch", "inferops.vllm.gpu_facts": "gpu_facts",
-                "inferops.vllm.image_record": "vllm_image_to_run", "inferops.vllm.group_verdict": "vllm_serve_group"}
+# the facts the collection's modules return (ansible_facts), by module: read as ansible_facts.<name>, since a fact
+# reaches a template by its bare name only through INJECT_FACTS_AS_VARS, deprecated in ansible-core 2.21
+MODULE_FACTS = {"inferops.vllm.gpu_facts": "gpu_facts"}
 ROLES = sorted(p.name for p in (ROOT / "roles").iterdir() if p.is_dir())
 
 
@@ -50,8 +50,8 @@ def set_by():
 
 def read_by(fact, own_host_only=False):
     """Roles whose files name the fact; own_host_only: read as the host's own variable (not hostvars[x].fact,
-    not a quoted name for extract)."""
-    pattern = re.compile(r"(?<![.\w'\"])%s\b(?!:)" % fact if own_host_only else r"\b%s\b" % fact)
+    not a quoted name for extract, not a module's name)."""
+    pattern = re.compile(r"(?<![.\w'\"])(?<!module: )%s\b(?!:)" % fact if own_host_only else r"\b%s\b" % fact)
     return {role for role in ROLES if any(pattern.search(text) for text in role_texts(role))}
 
 
@@ -88,3 +88,8 @@ def test_architecture_lists_every_handoff():
     text = (ROOT / "docs" / "architecture.md").read_text()
     row = next(line for line in text.splitlines() if line.startswith("| what one role hands another |"))
     assert [fact for fact in specs.HANDOFFS if "`%s`" % fact not in row] == []
+
+
+def test_no_fact_of_a_module_is_read_by_its_bare_name():
+    bare = [(role, fact) for fact in MODULE_FACTS.values() for role in sorted(read_by(fact, own_host_only=True))]
+    assert bare == [], "read these as ansible_facts.<fact> (or hand them on with set_fact)"
