@@ -67,7 +67,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 stash:
-  description: Where this run keeps every node's launch (in Ansible's local temp dir, removed at exit); pass it to the P(inferops.vllm.plan_launch#lookup) lookup.
+  description:
+    - Where this run keeps every node's launch (in Ansible's local temp dir, removed at exit); pass it to the
+      P(inferops.vllm.plan_launch#lookup) lookup.
   returned: when compiling
   type: str
 show:
