@@ -13,12 +13,13 @@ from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.os_data import ROLES_DIR
+
 # The facts one role hands another, each set by the role that decides it and declared as an option of the roles that
 # read it (docs/architecture.md, "what one role hands another"; tests/unit/test_handoffs.py): never inventory input.
 HANDOFFS = ("vllm_launch", "gpu_facts", "vllm_image_to_run", "vllm_image_pull_ref", "vllm_model_staged",
             "fabric_check_summary", "smoke_test_verdict", "vllm_router_url", "vllm_router_public_url",
             "vllm_observability_generated")
-ROLES_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "roles"))
 _LOADED: Dict[str, Any] = {}
 
 
