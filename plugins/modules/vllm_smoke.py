@@ -82,6 +82,25 @@ options:
     type: list
     elements: str
     default: []
+  kv_transfer:
+    description:
+      - For a P/D deployment behind the router at O(base_url) - the base URLs of its prefill and decode clusters. Their
+        C(/metrics) are read before and after the suites, and the suite C(kv_transfer) fails the verdict when the
+        decode side computed the prompts itself (no prompt tokens from C(external_kv_transfer)), when a side got no
+        request or when a KV transfer failed. It also records the prefill side's TTFT and the decode side's TPOT.
+    type: dict
+    default: {}
+    suboptions:
+      prefill:
+        description: Base URLs of the prefill clusters (C(http://host:port)).
+        type: list
+        elements: str
+        default: []
+      decode:
+        description: Base URLs of the decode clusters.
+        type: list
+        elements: str
+        default: []
   fail_on_verdict:
     description: Fail the task when the verdict fails (the report is written either way).
     type: bool
@@ -365,6 +384,9 @@ ARGUMENT_SPEC = {
     "environment": {"type": "dict", "default": {}},
     "fabric_record": {"type": "dict", "default": {}},
     "cluster_nodes": {"type": "list", "elements": "str", "default": []},
+    "kv_transfer": {"type": "dict", "default": {}, "options": {
+        "prefill": {"type": "list", "elements": "str", "default": []},
+        "decode": {"type": "list", "elements": "str", "default": []}}},
     "fail_on_verdict": {"type": "bool", "default": True},
     "timeouts": {"type": "dict", "default": {}, "options": {k: {"type": "float", "default": v} for k, v in TIMEOUTS.items()}},
     "options": {"type": "dict", "default": {}, "options": OPTIONS},

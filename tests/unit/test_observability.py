@@ -16,7 +16,7 @@ from observability_plans import ROUTERS, addresses, golden, run_promtool, settin
 
 EXPECTED_FILES = {"targets/inferops-vllm.yml", "targets/inferops-gpu.yml", "targets/inferops-router.yml",
                   "scrape_configs.yml", "rules/inferops-vllm.rules.yml", "rules/inferops-gpu.rules.yml",
-                  "rules/inferops-router.rules.yml", "dashboards/inferops-cluster.json",
+                  "rules/inferops-router.rules.yml", "rules/inferops-pd.rules.yml", "dashboards/inferops-cluster.json",
                   "dashboards/inferops-gpus.json", "dashboards/inferops-router.json", "dashboards/provisioning.yml"}
 
 
@@ -193,7 +193,7 @@ def test_every_alert_is_named_inferops_and_has_severity_and_annotations():
                 assert rule["alert"].startswith("Inferops")
                 assert rule["labels"]["severity"] in ("critical", "warning")
                 assert rule["annotations"]["summary"] and "Fix: " in rule["annotations"]["description"]
-    assert {a.name for a in alerts.DEFAULTS} == {r["alert"] for f in ("vllm", "gpu", "router")
+    assert {a.name for a in alerts.DEFAULTS} == {r["alert"] for f in ("vllm", "gpu", "router", "pd")
                                                  for g in yaml.safe_load(out["rules/inferops-%s.rules.yml" % f])["groups"]
                                                  for r in g["rules"]}
 
@@ -201,7 +201,7 @@ def test_every_alert_is_named_inferops_and_has_severity_and_annotations():
 # --- the metric names rules and panels use -------------------------------------------------------------
 
 def rule_exprs(out):
-    return [r["expr"] for f in ("vllm", "gpu", "router")
+    return [r["expr"] for f in ("vllm", "gpu", "router", "pd")
             for g in yaml.safe_load(out["rules/inferops-%s.rules.yml" % f])["groups"] for r in g["rules"]]
 
 
@@ -220,7 +220,7 @@ def test_every_metric_a_rule_or_panel_uses_is_in_a_table_or_the_roles_field_list
     out = generate(golden(), vllm_exporters_node_exporter=True)
     dcgm, amd = metrics.dcgm_metric_names(), metrics.amd_metric_names()
     vllm = metrics.exposed(metrics.VLLM)
-    known = vllm | metrics.exposed(metrics.ROUTER + metrics.WATCHDOG) | set(metrics.SCRAPE) | dcgm | amd
+    known = vllm | metrics.exposed(metrics.PD + metrics.ROUTER + metrics.WATCHDOG) | set(metrics.SCRAPE) | dcgm | amd
     used = set()
     for expr in rule_exprs(out) + panel_exprs(out):
         names = metrics.names_in(expr)
@@ -232,7 +232,7 @@ def test_every_metric_a_rule_or_panel_uses_is_in_a_table_or_the_roles_field_list
         assert "gpu_prefix_cache" not in expr
     gpu_used = {n for n in used if n.startswith("DCGM_") or n.startswith("gpu_")}
     assert gpu_used <= dcgm | amd and gpu_used & dcgm and gpu_used & amd
-    assert {n for n in used if n.startswith("vllm:")} <= vllm
+    assert {n for n in used if n.startswith("vllm:")} <= vllm | metrics.exposed(metrics.PD)
 
 
 def test_the_roles_field_lists():
@@ -285,7 +285,7 @@ def test_promtool_accepts_config_targets_and_rules(tmp_path):
     assert "SUCCESS" in result.stdout
     result = run_promtool("check", "rules", *sorted(str(p) for p in (tmp_path / "rules").glob("*.yml")))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count("SUCCESS") == 3
+    assert result.stdout.count("SUCCESS") == 4   # vllm, gpu, router and (the example P/D site's) pd
 
 
 def test_promtool_service_discovery_shows_the_plan_labels(tmp_path):
@@ -328,7 +328,7 @@ def test_plan_writes_the_files_once_and_check_mode_writes_none(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:]
     written = {str(p.relative_to(out_dir / "observability")) for p in (out_dir / "observability").rglob("*")
                if p.is_file()}
-    assert written == EXPECTED_FILES
+    assert written == EXPECTED_FILES - {"rules/inferops-pd.rules.yml"}   # a site without a P/D deployment
     groups = yaml.safe_load((out_dir / "observability/targets/inferops-vllm.yml").read_text())
     assert [(g["labels"]["node"], g["targets"], g["labels"]["site"]) for g in groups] == [
         ("h200-01", ["10.30.0.11:8000"], "fra1"), ("h200-03", ["10.30.0.13:8000"], "fra1")]

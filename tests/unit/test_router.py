@@ -287,3 +287,50 @@ def test_ensure_refuses_a_bad_url():
     with pytest.raises(router.RouterError) as err:
         router.ensure("http://127.0.0.1:1", "w1:8000")
     assert err.value.variable == "worker_url"
+
+
+# --- P/D mode: the prefill and decode sides of one deployment --------------------------------------------------
+
+def side(name, role, endpoint, deployment="k3"):
+    return dict(summary(name, endpoint), pd={"deployment": deployment, "role": role, "router_connector": "nixl"})
+
+
+PD_PLANNED = [side("k3_prefill", "prefill", "http://10.0.0.5:8000"), side("k3_prefill2", "prefill", "http://10.0.2.5:8000"),
+              side("k3_decode", "decode", "http://10.0.1.5:8000")]
+
+
+def test_the_sides_of_a_deployment_put_the_router_in_pd_mode():
+    config = router.router_config(defaults(vllm_router_decode_policy="power_of_two"), PD_PLANNED * 2)
+    assert "worker-urls" not in config
+    assert config["vllm-pd-disaggregation"] is True and config["kv-connector"] == "nixl"
+    assert config["prefill"] == [["http://10.0.0.5:8000", "none"], ["http://10.0.2.5:8000", "none"]]
+    assert config["decode"] == [["http://10.0.1.5:8000"]]
+    assert config["decode-policy"] == "power_of_two" and "prefill-policy" not in config
+    words = router_launch.argv(config)
+    assert words[words.index("--prefill"):words.index("--prefill") + 6] == [
+        "--prefill", "http://10.0.0.5:8000", "none", "--prefill", "http://10.0.2.5:8000", "none"]
+    assert words[words.index("--decode"):words.index("--decode") + 2] == ["--decode", "http://10.0.1.5:8000"]
+    assert "--vllm-pd-disaggregation" in words and words[words.index("--kv-connector") + 1] == "nixl"
+
+
+@pytest.mark.parametrize("planned, wanted, problem", [
+    (PD_PLANNED + PLANNED, [], "beside clusters that take requests whole (k25, k3)"),
+    (PD_PLANNED + [side("other_p", "prefill", "http://10.0.3.5:8000", "other")], [], "several P/D deployments"),
+    (PD_PLANNED, ["k3_prefill"], "has no decode cluster among the router's"),
+])
+def test_a_router_serves_one_deployment_or_whole_clusters(planned, wanted, problem):
+    with pytest.raises(router.RouterError) as err:
+        router.router_config(defaults(vllm_router_clusters=wanted), planned)
+    assert problem in str(err.value) and "Fix:" in str(err.value)
+
+
+def test_clusters_pick_the_deployment_and_workers_override_it():
+    config = router.router_config(defaults(vllm_router_clusters=["k3_prefill", "k3_decode"]), PD_PLANNED + PLANNED)
+    assert config["prefill"] == [["http://10.0.0.5:8000", "none"]]
+    config = router.router_config(defaults(vllm_router_workers=["http://10.9.9.9:8000"]), PD_PLANNED)
+    assert config["worker-urls"] == ["http://10.9.9.9:8000"] and "prefill" not in config
+
+
+def test_a_bad_side_policy_is_refused():
+    with pytest.raises(router.RouterError, match="vllm_router_prefill_policy='fastest'"):
+        router.router_config(defaults(vllm_router_prefill_policy="fastest"), PD_PLANNED)

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
     boundary, capacity_fit, rules, vllm_surface)
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import host_stack, model_source, node_layout
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import disagg, host_stack, model_source, node_layout
 from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import specs, wrong_values
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import PROFILES
@@ -46,7 +46,7 @@ CLUSTER_WIDE = ("vllm_profile", "vllm_model", "vllm_served_model_name", "vllm_ve
                 "vllm_site_args", "vllm_site_env", "vllm_args", "vllm_env", "vllm_gpu_access",
                 "vllm_container_privileged", "vllm_model_cache_dir", "vllm_compile_cache_dir", "vllm_model_source",
                 "vllm_model_revision", "vllm_model_manifest_digest", "vllm_model_weight_gb", "vllm_nvlink_domain",
-                "vllm_api_open")
+                "vllm_api_open", "vllm_pd_role", "vllm_pd_deployment", "vllm_kv_connector", "vllm_kv_side_channel_port")
 CLUSTER_DEFAULTS: Mapping[str, Any] = specs.Lazy(lambda: {
     name: _COMPUTED_DEFAULTS[name] if name in _COMPUTED_DEFAULTS else
     (specs.INVENTORY_TYPES[name].default if name in specs.INVENTORY_TYPES else None) for name in CLUSTER_WIDE})
@@ -89,7 +89,8 @@ INT_BOUNDS = {"vllm_gpus_per_node": (1, None, 8), "vllm_roce_gid_index": (0, 255
               "vllm_tensor_parallel_size": (1, None, 8), "vllm_pipeline_parallel_size": (1, None, 2),
               "vllm_data_parallel_size": (1, None, 16), "vllm_decode_context_parallel_size": (1, None, 1),
               "vllm_max_model_len": (1, None, 32768), "vllm_port": (1, 65535, None), "vllm_dp_rpc_port": (1, 65535, None),
-              "vllm_master_port": (1, 65535, None), "vllm_model_weight_gb": (0, None, 1500), "vllm_node_rank": (0, None, 0)}
+              "vllm_master_port": (1, 65535, None), "vllm_model_weight_gb": (0, None, 1500), "vllm_node_rank": (0, None, 0),
+              "vllm_kv_side_channel_port": (1, 65535, None)}
 VAR_TYPES: Mapping[str, VarType] = specs.Lazy(lambda: dict(
     specs.with_bounds(specs.INVENTORY_TYPES, INT_BOUNDS),
     vllm_image=specs.var_types(specs.options("vllm_image"), "vllm_image")["vllm_image"],
@@ -165,6 +166,13 @@ class Cluster:
     def mnnvl(self) -> bool:
         """Trays reach each other over multi-node NVLink (inside one domain, or inside each of several)."""
         return self.fabric.name == "mnnvl" or (self.spans_domains and self.accelerator.mnnvl)
+
+    @property
+    def pd_way(self) -> Optional[str]:
+        """How a P/D side's KV moves (disagg.transport), or None for a cluster that serves requests whole."""
+        if self.settings.get("vllm_pd_role") is None:
+            return None
+        return disagg.transport(self.fabric.name, self.fabric.rdma, self.mnnvl)
 
     @property
     def head(self) -> Node:
@@ -547,6 +555,9 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]],
     _image_vendor(image, acc, where)
     _driver(ordered, acc, image, profile_name, profile)
     repo = settings["vllm_model"] or profile.get("model")
+    pd = disagg.side_problem(settings, surface.kv_connectors, surface.version)
+    if pd:
+        _fail(pd[0], pd[1], where, pd[2], pd[3])
     weights = model_source.problem(settings, repo) if repo else None
     if weights:
         _fail(weights[0], weights[1], where, weights[2], weights[3])
@@ -558,7 +569,8 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]],
         if isinstance(hcas, str) or not isinstance(hcas, Sequence):
             _fail("vllm_ib_hcas", hcas, hwhere, "must be a list of HCA names", "write e.g. [mlx5_0, mlx5_1]")
         nodes.append(Node(
-            host=host, rank=rank, address=_address(host, hvars, len(ordered) > 1),
+            # a P/D side's nodes are reached by the other side: its side channel listens on the control address
+            host=host, rank=rank, address=_address(host, hvars, len(ordered) > 1 or settings["vllm_pd_role"] is not None),
             interface=hvars.get("vllm_control_interface"), hcas=tuple(str(h) for h in hcas),
             port=_int("vllm_port", CLUSTER_DEFAULTS["vllm_port"] if hvars.get("vllm_port") is None
                       else hvars["vllm_port"], hwhere),

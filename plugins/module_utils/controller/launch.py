@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    capacity_fit, host_stack, model_source, plain_input, rules, vllm_surface)
+    disagg, capacity_fit, host_stack, model_source, plain_input, rules, vllm_surface)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.url_host import base_url
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     OWNED_FLAGS, SECRET_ENV, Cluster, ClusterError, Node, shape)
@@ -36,7 +36,7 @@ COMPILE_CACHE_ENV = {"VLLM_CACHE_ROOT": COMPILE_CACHE, "TORCHINDUCTOR_CACHE_DIR"
 NODE_FLAGS = {"host", "port", "headless", "node-rank", "data-parallel-start-rank", "api-server-count"}
 # Environment that is local to a node (its own IP, NICs, CPU pinning).
 NODE_ENV = {"VLLM_HOST_IP", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NCCL_IB_HCA", "NVSHMEM_HCA_LIST",
-            "UCX_NET_DEVICES", "VLLM_CPU_OMP_THREADS_BIND"}
+            "UCX_NET_DEVICES", "VLLM_CPU_OMP_THREADS_BIND", "VLLM_NIXL_SIDE_CHANNEL_HOST"}
 
 
 class Layers:
@@ -108,11 +108,29 @@ def _engine_layers(cluster: Cluster, node: Node) -> Tuple[Layers, Layers]:
         if default:
             source = "fabric default (%s, %s)" % (cluster.accelerator.vendor, cluster.fabric.name)
             args.apply({"all2all-backend": default}, source)
+    if cluster.pd_way is not None:
+        _pd_layer(cluster, args, env)
     env.apply(rules.FABRIC_ENV.get(cluster.fabric.name), "fabric %s" % cluster.fabric.name)
     if cluster.mnnvl and cluster.fabric.name != "mnnvl":
         # NVLink inside each rack, RDMA between them (rules.DOMAIN_JOINING_FABRICS)
         env.apply(rules.FABRIC_ENV["mnnvl"], "fabric mnnvl inside each NVLink domain")
     return args, env
+
+
+def _pd_layer(cluster: Cluster, args: Layers, env: Layers) -> None:
+    """A P/D side's KV-transfer config (disagg): the plan's alone, so a profile or the inventory may not set it."""
+    s, where = cluster.settings, "cluster %s" % cluster.name
+    role, connector = s["vllm_pd_role"], s["vllm_kv_connector"]
+    if args.get("kv-transfer-config") is not None:
+        raise ClusterError("%s[%r]" % (args.source("kv-transfer-config"), "kv-transfer-config"),
+                           args.get("kv-transfer-config"), where, "the plan writes the KV-transfer config of a P/D side",
+                           "remove it; vllm_pd_role, vllm_kv_connector and vllm_kv_side_channel_port set it")
+    names = disagg.CONNECTORS[connector]
+    for name in (names.host_env, names.port_env):
+        if env.get(name) is not None:
+            raise ClusterError("%s[%r]" % (env.source(name), name), env.get(name), where,
+                               "the plan sets the side channel of a P/D side", "remove it; set vllm_kv_side_channel_port")
+    args.apply({"kv-transfer-config": disagg.transfer_config(role, connector)}, "vllm_pd_role")
 
 
 def _check_rules(cluster: Cluster, args: Layers, env: Layers) -> None:
@@ -250,6 +268,9 @@ def _node_env(cluster: Cluster, node: Node, env: Layers) -> Dict[str, str]:
             out["NCCL_IB_HCA"] = "=" + ",".join(node.hcas)
         if cluster.fabric.name == "roce":
             out["NCCL_IB_GID_INDEX"] = str(cluster.settings["vllm_roce_gid_index"])
+    if cluster.pd_way is not None:
+        out.update(disagg.node_env(cluster.settings["vllm_kv_connector"], node.address,
+                                   cluster.settings["vllm_kv_side_channel_port"], cluster.pd_way, node.hcas))
     if cluster.model is not None and cluster.model.offline:
         out["HF_HUB_OFFLINE"] = "1"     # staged weights: no Hub call at start, no download in the ready timeout
     return dict(sorted(out.items()))
@@ -406,6 +427,8 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
         "model": cluster.model.summary() if cluster.model is not None else None,
         "capacity": capacity.summary,
     }
+    if cluster.pd_way is not None:
+        summary["pd"] = disagg.summary(cluster.settings, cluster.pd_way)
     if cluster.spans_domains:   # only then: single-domain summaries stay as they were
         summary["nvlink_domains"] = {d: [n.host for n in cluster.nodes if n.domain == d] for d in cluster.domains}
     out = {}
@@ -431,7 +454,18 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
             "compile_cache_dir": cluster.settings["vllm_compile_cache_dir"] or None,
             "host_stack": _host_stack(cluster, node),
         }
+        if cluster.pd_way is not None:
+            out[node.host]["kv_side_channel_ports"] = _side_channel_ports(cluster, node)
     return out
+
+
+def _side_channel_ports(cluster: Cluster, node: Node) -> List[int]:
+    """The engines a node runs each listen on the side-channel port plus their data-parallel rank; without data
+    parallel, one engine on the head."""
+    lay, base = cluster.layout, cluster.settings["vllm_kv_side_channel_port"]
+    if lay.dp > 1:
+        return disagg.side_channel_ports(base, node.rank * lay.dp_local, lay.dp_local)
+    return disagg.side_channel_ports(base, 0, 1) if node.rank == 0 else []
 
 
 def _capacity(cluster: Cluster, head_args: Mapping[str, Any]) -> capacity_fit.Verdict:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    cluster, fleet, known_vars, proxy, readiness, role_vars, rollout, specs, wrong_values)
+    cluster, disagg, fleet, known_vars, proxy, readiness, role_vars, rollout, specs, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     DRIVER_VARS, SECRET_ENV, ClusterError, one_line)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
@@ -148,6 +148,7 @@ class Plan:
         self.outcome = Outcome()
         self.notes: List[str] = []
         self.owners: Dict[str, Any] = {}
+        self.refused_clusters: set = set()
 
     def host_vars(self, host: str) -> Dict[str, Any]:
         """What the plan reads of a host (plan.read_names()): nothing else is templated, and a secret only as present."""
@@ -186,6 +187,20 @@ class Plan:
                 self.owners[host] = None
         return self.owners[host]
 
+    def pd_sides_outside(self, deployment: str, role: str) -> List[str]:
+        """The clusters of group vllm_clusters outside this run (--limit) that are the deployment's `role` side."""
+        found = set()
+        for host in self.groups.get("vllm_clusters") or ():
+            if host in self.outcome.launches:
+                continue
+            try:
+                if (self.reader.get(host, "vllm_pd_deployment") == deployment
+                        and self.reader.get(host, "vllm_pd_role") == role):
+                    found.add(str(self.cluster_of(host)))
+            except Unresolved:
+                continue
+        return sorted(found)
+
     def setting(self, host: str, name: str) -> Any:
         """A role variable on a host: what it sets, else its role's literal default."""
         values = self.outcome.role_values
@@ -209,7 +224,7 @@ class Plan:
     def compile(self, hosts: Sequence[str], overrides: Mapping[str, Any]) -> None:
         """Each cluster of the hosts compiled whole, once. A refused cluster does not stop the others: every
         problem of the inventory is reported in one run."""
-        out, refused = self.outcome, set()   # clusters (or hosts without one) already refused: reported once
+        out, refused = self.outcome, self.refused_clusters   # clusters (or hosts without one) refused: reported once
         for host in hosts:
             if host in out.launches or host in refused:
                 continue
@@ -350,6 +365,10 @@ def run(reader: Reader, hosts: Sequence[str], groups: Mapping[str, Sequence[str]
     out.refusals += unknown_refused
     out.refusals += readiness.name_problems(hosts, sorted({n for n in map(plan.cluster_of, hosts) if isinstance(n, str)}))
     plan.compile(hosts, overrides or {})
+    pd_refused, pd_notes = disagg.deployment_problems(out.launches, complete=not plan.refused_clusters,
+                                                      elsewhere=plan.pd_sides_outside)
+    out.refusals += pd_refused
+    out.warnings += pd_notes
     out.warnings += fleet.optional_group_warnings(groups)
     try:
         fleet_refused, fleet_warned = plan.fleet_lines()

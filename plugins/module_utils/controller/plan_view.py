@@ -16,6 +16,7 @@ import re
 import textwrap
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import disagg
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import OWNED_FLAGS
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.launch import render_value
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_options
@@ -42,6 +43,10 @@ def plan_lines(launches: Mapping[str, Mapping[str, Any]], drivers: Optional[Mapp
     out: List[str] = []
     for nodes in clusters.values():
         out += cluster_lines(sorted(nodes, key=lambda n: n["rank"]), drivers or {})
+    for name, sides in sorted(disagg.deployments(launches).items()):   # P/D deployments: which clusters are a side
+        out += wrap("== P/D deployment %s: prefill %s; decode %s ==" % (
+            name, ", ".join(h["cluster"]["name"] for h in sides["prefill"]) or "none",
+            ", ".join(h["cluster"]["name"] for h in sides["decode"]) or "none"))
     if output_dir:
         out.append("files of each node (.yaml, .json, .sh) in %s/<cluster>/" % output_dir.rstrip("/"))
     elif out:
@@ -75,6 +80,11 @@ def summary_lines(head: Mapping[str, Any], drivers: Mapping[str, Any]) -> List[s
     backends = ["all2all %s" % (c.get("all2all_backend") or "vLLM's choice")] if c["expert_parallel"] else []
     backends.append("MoE kernel %s" % (c.get("moe_backend") or "vLLM's choice"))
     out.append("backends " + ", ".join(backends))
+    pd = c.get("pd")
+    if pd:   # a side of a P/D deployment (disagg): what it does, how its KV moves
+        out += wrap("%s side of P/D deployment %s: %s (%s) over %s, side channel from port %s" % (
+            pd["role"], pd["deployment"], pd["connector"], pd["kv_role"], pd["transport"].upper(),
+            pd["side_channel_port"]))
     out.append("endpoint %s%s" % (c["endpoint"], " on the head" if c["load_balancing"] != "hybrid"
                                   else " and every node's own (hybrid)"))
     secrets = head.get("secret_env") or {}

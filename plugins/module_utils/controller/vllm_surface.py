@@ -92,6 +92,7 @@ class Surface:
     tool_parsers: Tuple[str, ...]
     reasoning_parsers: Tuple[str, ...]
     env_vars: Tuple[str, ...]
+    kv_connectors: Tuple[str, ...] = ()    # what --kv-transfer-config's kv_connector may name
 
     def option(self, flag: str) -> Optional[dict]:
         return self.options.get(flag)
@@ -115,4 +116,5 @@ def load(version: str) -> Optional[Surface]:
         return None
     return Surface(version=data["version"], options=data["options"],
                    kv_cache_dtypes=tuple(data["kv_cache_dtypes"]), tool_parsers=tuple(data["tool_parsers"]),
-                   reasoning_parsers=tuple(data["reasoning_parsers"]), env_vars=tuple(data["env_vars"]))
+                   reasoning_parsers=tuple(data["reasoning_parsers"]), env_vars=tuple(data["env_vars"]),
+                   kv_connectors=tuple(data.get("kv_connectors") or ()))

@@ -2647,5 +2647,24 @@ SURFACE = {
         "VLLM_XPU_PP_MICROBATCH",
         "VLLM_XPU_USE_SAMPLER_KERNEL",
         "VLLM_ZENTORCH_WEIGHT_PREPACK"
+    ],
+    "kv_connectors": [
+        "DecodeBenchConnector",
+        "ExampleConnector",
+        "ExampleHiddenStatesConnector",
+        "FlexKVConnectorV1",
+        "HF3FSKVConnector",
+        "HiSparseConnector",
+        "LMCacheConnectorV1",
+        "LMCacheMPConnector",
+        "MoRIIOConnector",
+        "MooncakeConnector",
+        "MooncakeStoreConnector",
+        "MultiConnector",
+        "NixlConnector",
+        "NixlPullConnector",
+        "NixlPushConnector",
+        "OffloadingConnector",
+        "SimpleCPUOffloadConnector"
     ]
 }

@@ -46,6 +46,13 @@ FLAG_VARS = {
     "prometheus-host": "vllm_router_prometheus_host",
     "prometheus-port": "vllm_router_prometheus_port",
     "log-level": "vllm_router_log_level",
+    # P/D mode, from the plan's prefill and decode clusters (vllm_pd_role)
+    "vllm-pd-disaggregation": "vllm_pd_role on the clusters (the router then runs in P/D mode)",
+    "prefill": "vllm_pd_role: prefill on a cluster",
+    "decode": "vllm_pd_role: decode on a cluster",
+    "kv-connector": "vllm_kv_connector on the clusters",
+    "prefill-policy": "vllm_router_prefill_policy",
+    "decode-policy": "vllm_router_decode_policy",
 }
 
 # (role variable, router flag, smallest value) for the plain integer settings.
@@ -135,6 +142,54 @@ def workers(explicit: Sequence[Any], wanted_clusters: Sequence[Any], clusters: I
     return list(dict.fromkeys(urls))
 
 
+def selected(wanted_clusters: Sequence[Any], clusters: Iterable[Mapping[str, Any]]) -> List[Mapping[str, Any]]:
+    """One summary per planned cluster the router serves: those named in vllm_router_clusters, else all, by name."""
+    by_name: Dict[str, Mapping[str, Any]] = {}
+    for summary in clusters:
+        if isinstance(summary, Mapping) and summary.get("name"):
+            by_name.setdefault(str(summary["name"]), summary)
+    names = [str(n) for n in wanted_clusters] if wanted_clusters else sorted(by_name)
+    return [by_name[n] for n in names if n in by_name]
+
+
+def pd_sides(wanted_clusters: Sequence[Any], clusters: Iterable[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The prefill and decode endpoints of the one P/D deployment the router serves, or None when it serves whole
+    clusters. A router serves either: one deployment's sides, or clusters that take requests whole."""
+    chosen = selected(wanted_clusters, clusters)
+    sides = [c for c in chosen if isinstance(c.get("pd"), Mapping)]
+    if not sides:
+        return None
+    whole = sorted(str(c["name"]) for c in chosen if c not in sides)
+    names = sorted({str(c["pd"]["deployment"]) for c in sides})
+    if whole or len(names) > 1:
+        problem = ("P/D deployment %s beside clusters that take requests whole (%s)" % (names[0], ", ".join(whole))
+                   if whole else "several P/D deployments (%s)" % ", ".join(names))
+        raise RouterError("vllm_router_clusters", list(wanted_clusters),
+                          "one router serves %s" % problem,
+                          "give each its own router: set vllm_router_clusters on each router host to one deployment's "
+                          "clusters (%s) or to the whole clusters" % ", ".join(sorted(str(c["name"]) for c in sides)))
+    out: Dict[str, Any] = {"deployment": names[0], "prefill": [], "decode": []}
+    for summary in sides:
+        where = "vllm_launch.cluster.endpoint (cluster %s)" % summary["name"]
+        out[str(summary["pd"]["role"])].append(worker_url(where, summary.get("endpoint")))
+    for role in ("prefill", "decode"):
+        if not out[role]:
+            raise RouterError("vllm_router_clusters", list(wanted_clusters),
+                              "P/D deployment %s has no %s cluster among the router's" % (names[0], role),
+                              "add the deployment's %s clusters to vllm_router_clusters (or leave it empty)" % role)
+    connectors = sorted({str(c["pd"]["router_connector"]) for c in sides})
+    out["connector"] = connectors[0]
+    return out
+
+
+def _policy(settings: Mapping[str, Any], variable: str) -> Optional[str]:
+    value = settings.get(variable) or None
+    if value is not None and value not in POLICIES:
+        raise RouterError(variable, value, "not a policy the role supports",
+                          "use one of %s, or leave it empty for vllm_router_policy" % ", ".join(POLICIES))
+    return value
+
+
 def _int(settings: Mapping[str, Any], variable: str, minimum: int, maximum: Optional[int] = None) -> int:
     value = settings.get(variable)
     if isinstance(value, bool) or not isinstance(value, int) and not (isinstance(value, str) and value.isdigit()):
@@ -191,14 +246,27 @@ def router_config(settings: Mapping[str, Any], clusters: Iterable[Mapping[str, A
     endpoint = settings.get("vllm_router_health_check_endpoint")
     if not isinstance(endpoint, str) or not endpoint.startswith("/"):
         raise RouterError("vllm_router_health_check_endpoint", endpoint, "not a path", "use a path such as /health")
-    config: Dict[str, Any] = {
-        "host": host,
-        "port": port,
-        "worker-urls": workers(settings.get("vllm_router_workers") or [], settings.get("vllm_router_clusters") or [],
-                               clusters),
-        "policy": policy,
-        "health-check-endpoint": endpoint,
-    }
+    clusters = list(clusters)
+    explicit, wanted = settings.get("vllm_router_workers") or [], settings.get("vllm_router_clusters") or []
+    pd = None if explicit else pd_sides(wanted, clusters)
+    config: Dict[str, Any] = {"host": host, "port": port}
+    if pd is None:
+        config["worker-urls"] = workers(explicit, wanted, clusters)
+    else:
+        # vllm-router's P/D mode: --prefill URL BOOTSTRAP (none: NIXL needs no bootstrap server) and --decode URL,
+        # each repeated per cluster (the launcher repeats a flag whose value is a list of lists)
+        config["vllm-pd-disaggregation"] = True
+        config["prefill"] = [[url, "none"] for url in pd["prefill"]]
+        config["decode"] = [[url] for url in pd["decode"]]
+        config["kv-connector"] = pd["connector"]
+    config["policy"] = policy
+    if pd is not None:
+        for variable, flag in (("vllm_router_prefill_policy", "prefill-policy"),
+                               ("vllm_router_decode_policy", "decode-policy")):
+            chosen = _policy(settings, variable)
+            if chosen:
+                config[flag] = chosen
+    config["health-check-endpoint"] = endpoint
     for variable, flag, minimum in _INTS:
         config[flag] = _int(settings, variable, minimum)
     if settings.get("vllm_router_retries", True):

@@ -7,7 +7,7 @@ installs this file in the router's venv as launch_router.py; it needs only the s
 usage: launch_router.py CONFIG.json [--api-key-file FILE] [--check]
 
 CONFIG.json holds every router argument as {flag: value} (true: the flag alone; false or null: left
-out; a list: the flag followed by each item). The key file (0600, root only; under systemd the unit
+out; a list: the flag followed by each item; a list of lists: the flag once per inner list). The key file (0600, root only; under systemd the unit
 hands it over with LoadCredential=) holds the key the router sends to the workers. Both become the
 router's arguments inside this process, parsed by the router's own parser and started through its
 Python API, so /proc/<pid>/cmdline never shows the key. --check only parses the configuration (the
@@ -24,13 +24,16 @@ from typing import Any, List, Mapping, Optional
 
 def argv(config: Mapping[str, Any]) -> List[str]:
     """{flag: value} as command-line words: true is the flag alone, false and null leave it out, a list
-    gives the flag once followed by every item."""
+    gives the flag once followed by every item, a list of lists the flag once per inner list."""
     words: List[str] = []
     for flag, value in config.items():
         if value is None or value is False:
             continue
         if value is True:
             words.append("--" + flag)
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, (list, tuple)) for v in value):
+            for group in value:   # a list of lists repeats the flag: --prefill URL none --prefill URL2 none
+                words += ["--" + flag] + [str(v) for v in group]
         elif isinstance(value, (list, tuple)):
             words += ["--" + flag] + [str(v) for v in value]
         else:

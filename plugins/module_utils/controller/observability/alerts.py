@@ -89,6 +89,17 @@ DEFAULTS: Tuple[Alert, ...] = (
           "Requests on cluster {{ $labels.cluster }} finish with an error", "", params={"ratio": 0.05}),
     Alert("http_5xx", "InferopsVllmHttp5xx", "vllm", "critical", "5m",
           "vLLM's API on cluster {{ $labels.cluster }} answers with 5xx", "", params={"ratio": 0.05}),
+    # --- P/D deployments (vllm_pd_role): written only for a plan with one --------------------------------
+    Alert("kv_transfer_failed", "InferopsVllmKvTransferFailed", "pd", "critical", "0s",
+          "KV transfers fail on cluster {{ $labels.cluster }} (P/D deployment {{ $labels.pd_deployment }})", "",
+          params={"failures": 0}),
+    Alert("kv_not_moving", "InferopsVllmKvNotMoving", "pd", "critical", "5m",
+          "The decode side {{ $labels.cluster }} of P/D deployment {{ $labels.pd_deployment }} computes every prompt "
+          "itself",
+          "Its prompt tokens all count as local_compute and none as external_kv_transfer: the KV does not move from "
+          "the prefill side, so every prompt is computed twice and the decode side's latency suffers. Fix: check that "
+          "the router runs in P/D mode (`vllm-pd-disaggregation` in router.json), that the prefill side serves, and "
+          "the connector's errors in `docker logs vllm` on both sides (side channel, UCX)."),
     # --- router ---------------------------------------------------------------------------------------
     Alert("router_worker_unhealthy", "InferopsRouterWorkerUnhealthy", "router", "critical", "2m",
           "Router {{ $labels.node }} marks worker {{ $labels.worker }} unhealthy",
@@ -227,6 +238,13 @@ EXPRESSIONS: Dict[str, Callable[[Mapping[str, float]], str]] = {
     "request_errors": lambda p: _share(VLLM + ',finished_reason="error"', VLLM, "vllm:request_success_total",
                                        p["ratio"]),
     "http_5xx": lambda p: _share(VLLM + ',status="5xx"', VLLM, "http_requests_total", p["ratio"]),
+    "kv_transfer_failed": lambda p: (
+        "sum by (cluster, pd_deployment) (increase(vllm:nixl_num_failed_transfers_total{%s}[10m])) > %s"
+        % (VLLM, _num(p["failures"]))),
+    "kv_not_moving": lambda p: (
+        'sum by (cluster, pd_deployment) (rate(vllm:prompt_tokens_by_source_total{%s,pd_role="decode"}[10m])) > 0 '
+        'unless on (cluster) sum by (cluster) (rate(vllm:prompt_tokens_by_source_total{%s,pd_role="decode",'
+        'source="external_kv_transfer"}[10m])) > 0' % (VLLM, VLLM)),
     "router_worker_unhealthy": lambda p: "vllm_router_worker_health{%s} == 0" % ROUTER,
     "router_circuit_open": lambda p: "vllm_router_cb_state{%s} == 1" % ROUTER,
     "router_down": lambda p: "up{%s} == 0" % ROUTER,
@@ -267,6 +285,10 @@ def _descriptions(alert: Alert) -> str:
         "http_5xx": "More than %s of HTTP requests got a 5xx answer for %s. Fix: read the API server's log on the "
                     "head (`docker logs vllm`) and check the engines (InferopsVllmEnginesMissing)."
                     % (_pct(p.get("ratio", 0)), alert.for_),
+        "kv_transfer_failed": "More than %s KV transfers failed in 10 minutes on {{ $labels.cluster }}; with "
+                              "kv_load_failure_policy=fail each one fails its request. Fix: read `docker logs vllm` "
+                              "on both sides for NIXL/UCX errors, and check the fabric between them "
+                              "(--tags fabric_check)." % _num(p.get("failures", 0)),
         "gpu_thermal_violation": "GPU {{ $labels.gpu }} ({{ $labels.UUID }}) spent more than %s of the time "
                                  "throttled by its thermal limit for %s. Fix: check the node's cooling and "
                                  "fans." % (_pct(p.get("share", 0)), alert.for_),
@@ -326,9 +348,13 @@ PER_CLUSTER: Dict[str, Callable[[Alert, ClusterFacts], Dict[str, Any]]] = {
     "engines_missing": engines_missing, "gpu_missing": gpu_missing}
 
 
-def groups(alerts: Mapping[str, Alert], clusters: List[ClusterFacts], gpu: bool) -> Dict[str, List[Dict[str, Any]]]:
-    """{file: rule groups}: a shared group per file, then one group per cluster for the per-cluster rules."""
+def groups(alerts: Mapping[str, Alert], clusters: List[ClusterFacts], gpu: bool,
+           pd: bool = False) -> Dict[str, List[Dict[str, Any]]]:
+    """{file: rule groups}: a shared group per file, then one group per cluster for the per-cluster rules. The
+    P/D file only for a plan with a P/D deployment."""
     out: Dict[str, List[Dict[str, Any]]] = {"vllm": [], "gpu": [], "router": []}
+    if pd:
+        out["pd"] = []
     for file in out:
         shared = [_rule(a, EXPRESSIONS[a.key](a.params)) for a in alerts.values()
                   if a.file == file and a.enabled and not a.per_cluster]

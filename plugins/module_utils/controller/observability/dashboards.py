@@ -26,7 +26,7 @@ class _Names:
     """The names a dashboard may use; name() refuses any other, at generation time."""
 
     def __init__(self, dcgm: Set[str], amd: Set[str]):
-        tables = metrics.VLLM + metrics.ROUTER + metrics.WATCHDOG
+        tables = metrics.VLLM + metrics.PD + metrics.ROUTER + metrics.WATCHDOG
         # a histogram by its base name: the panel appends _bucket
         self.known = metrics.exposed(tables) | {m.name for m in tables} | set(metrics.SCRAPE) | dcgm | amd
 
@@ -91,7 +91,7 @@ def _quantiles(name: str, selector: str) -> List[Query]:
              "{{cluster}} p%d" % round(q * 100)) for q in QUANTILES]
 
 
-def cluster_overview(n: _Names, watchdog: bool) -> str:
+def cluster_overview(n: _Names, watchdog: bool, pd: bool = False) -> str:
     s = 'job="inferops_vllm",cluster=~"$cluster"'
     sections = [
         ("Requests", [
@@ -136,6 +136,22 @@ def cluster_overview(n: _Names, watchdog: bool) -> str:
             ("Scrape targets up", [("%s{%s}" % (n("up"), s), "{{cluster}} {{node}}")], "short"),
         ]),
     ]
+    if pd:   # the sides of P/D deployments (vllm_pd_role): whether the KV moves, and each side's latency
+        d = s + ',pd_role="decode"'
+        sections.append(("Prefill/decode", [
+            ("Decode side's prompt tokens by source", [("sum by (cluster, source) (rate(%s{%s}[%s]))"
+                                                        % (n("vllm:prompt_tokens_by_source_total"), d, RATE),
+                                                        "{{cluster}} {{source}}")], "short"),
+            ("Failed KV transfers", [("sum by (cluster) (increase(%s{%s}[%s]))"
+                                      % (n("vllm:nixl_num_failed_transfers_total"), s, RATE), "{{cluster}}")],
+             "short"),
+            ("KV moved per second", [("sum by (cluster) (rate(%s_sum{%s}[%s]))"
+                                      % (n("vllm:nixl_bytes_transferred"), s, RATE), "{{cluster}}")], "Bps"),
+            ("KV transfer time", _quantiles(n("vllm:nixl_xfer_time_seconds"), s), "s"),
+            ("Prefill side: time to first token", _quantiles(n("vllm:time_to_first_token_seconds"),
+                                                             s + ',pd_role="prefill"'), "s"),
+            ("Decode side: inter-token latency", _quantiles(n("vllm:inter_token_latency_seconds"), d), "s"),
+        ]))
     if watchdog:
         w = 'cluster=~"$cluster"'
         sections.append(("Watchdog", [
@@ -241,10 +257,10 @@ def provisioning() -> str:
 
 
 def files(vendors: Sequence[str], watchdog: bool, dcgm: Optional[Set[str]] = None,
-          amd: Optional[Set[str]] = None) -> Dict[str, str]:
+          amd: Optional[Set[str]] = None, pd: bool = False) -> Dict[str, str]:
     names = _Names(metrics.dcgm_metric_names() if dcgm is None else dcgm,
                    metrics.amd_metric_names() if amd is None else amd)
-    return {"dashboards/inferops-cluster.json": cluster_overview(names, watchdog),
+    return {"dashboards/inferops-cluster.json": cluster_overview(names, watchdog, pd),
             "dashboards/inferops-gpus.json": gpus(names, vendors),
             "dashboards/inferops-router.json": router(names),
             "dashboards/provisioning.yml": provisioning()}

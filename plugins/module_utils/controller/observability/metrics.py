@@ -45,6 +45,16 @@ VLLM: Tuple[Metric, ...] = (
     Metric("vllm:request_queue_time_seconds", "histogram", "time a request waited in the queue"),
     Metric("http_requests_total", "counter", "HTTP requests of the API server by handler, method and status"),
 )
+# A P/D side's (vllm_pd_role): where the decode side's prompt tokens came from, and NIXL's transfers
+# (vllm/distributed/kv_transfer/kv_connector/v1/nixl/stats.py); only P/D plans use them.
+PD: Tuple[Metric, ...] = (
+    Metric("vllm:prompt_tokens_by_source_total", "counter",
+           "prompt tokens by source: local_compute, local_cache_hit, external_kv_transfer"),
+    Metric("vllm:request_prefill_time_seconds", "histogram", "time a request spent in prefill"),
+    Metric("vllm:nixl_num_failed_transfers_total", "counter", "KV transfers that failed"),
+    Metric("vllm:nixl_bytes_transferred", "histogram", "bytes moved per KV transfer"),
+    Metric("vllm:nixl_xfer_time_seconds", "histogram", "time of one KV transfer"),
+)
 # Gone in vLLM 0.32: a rule or panel that uses one shows nothing.
 REMOVED_VLLM: Tuple[str, ...] = ("vllm:gpu_cache_usage_perc", "vllm:time_per_output_token_seconds",
                                  "vllm:gpu_prefix_cache_queries", "vllm:gpu_prefix_cache_hits",

@@ -68,8 +68,9 @@ def files(launches: Mapping[str, Mapping[str, Any]], addresses: Mapping[str, Any
     }
     if s.node_exporter:
         out["targets/inferops-node.yml"] = dump(targets.node(launches, addresses, s))
-    for file, groups in alerts.groups(rules, clusters, s.gpu).items():
+    pd = any(launch["cluster"].get("pd") for launch in launches.values())
+    for file, groups in alerts.groups(rules, clusters, s.gpu, pd).items():
         out["rules/inferops-%s.rules.yml" % file] = dump({"groups": groups})
     vendors = sorted({c.vendor for c in clusters if c.vendor in targets.GPU_VENDORS}) if s.gpu else []
-    out.update(dashboards.files(vendors, watchdog=s.node_exporter))
+    out.update(dashboards.files(vendors, watchdog=s.node_exporter, pd=pd))
     return dict(sorted(out.items()))

@@ -38,6 +38,8 @@ def node_labels(host: str, launch: Mapping[str, Any], extra: Mapping[str, str]) 
     labels = {"cluster": str(c["name"]), "node": host, "role": str(launch["role"]), "rank": str(launch["rank"]),
               "vendor": str(c["vendor"]), "gpu_model": str(c["gpu_model"]), "strategy": str(c["strategy"]),
               "load_balancing": str(c.get("load_balancing") or ""), "model": served_model(launch)}
+    if c.get("pd"):   # a side of a P/D deployment: the rules and the dashboard row tell the sides apart
+        labels.update(pd_deployment=str(c["pd"]["deployment"]), pd_role=str(c["pd"]["role"]))
     labels.update(extra)
     return labels
 

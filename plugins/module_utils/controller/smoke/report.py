@@ -163,6 +163,15 @@ def markdown(report: Dict[str, Any]) -> str:
     lines += ["KV cache: block size %s, dtype %s, capacity %s tokens, max concurrency %s at max-model-len %s." % (
         cache.get("block_size"), cache.get("kv_cache_dtype"), cache.get("kv_capacity_tokens"),
         cache.get("max_concurrency"), cache.get("max_model_len"))]
+    kv = next((s.get("figures") for s in report["suites"] if s["name"] == "kv_transfer"), None)
+    if kv:   # a P/D deployment behind the router (smoke/kv_transfer.py)
+        lines += ["", "## KV transfer (prefill/decode)", "",
+                  "Decode side: %d prompt tokens, %d over the connector (%.0f %%), %d computed locally; %d bytes moved, "
+                  "%d failed transfers. Prefill side: %d requests, mean TTFT %s, mean prefill %s. Decode side: mean "
+                  "TPOT %s." % (kv["decode_prompt_tokens"], kv["external_kv_transfer_tokens"],
+                                100 * kv["transferred_share"], kv["local_compute_tokens"], kv["bytes_transferred"],
+                                kv["failed_transfers"], kv["prefill_requests"], _fmt(kv["prefill_mean_ttft_s"]),
+                                _fmt(kv["prefill_mean_prefill_s"]), _fmt(kv["decode_mean_tpot_s"]))]
     lines += ["", "## Checks", "", "| suite | check | result | detail | evidence |", "|---|---|---|---|---|"]
     for c in ([{"suite": "run", **c} for c in report["failed_checks"] if c.get("suite") == "run"]
               + [dict(c, suite=s["name"]) for s in report["suites"] for c in s["checks"]]):

@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node.health import probe
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import (
-    config, measure, report, suites, tools)
+    config, kv_transfer, measure, report, suites, tools)
 from ansible_collections.inferops.vllm.plugins.module_utils.node import prom
 
 # Transport failures after which the engine is probed: the server may have stopped generating.
@@ -130,6 +130,12 @@ def execute(params: Dict[str, Any]) -> Dict[str, Any]:
     timing["probe"] = state.elapsed()
     cfg["max_model_len"] = (state.last_probe or {}).get("max_model_len") or cfg["max_model_len"]
     results = []
+    # a P/D deployment behind the router: its sides' counters around the suites prove the KV moved (kv_transfer)
+    sides = {role: list(urls) for role, urls in (params.get("kv_transfer") or {}).items() if urls}
+
+    def read(url: str) -> str:
+        return suites.fetch(url, cfg["api_key"], times["connect"])
+    before = {role: kv_transfer.snapshot(urls, read) for role, urls in sides.items()}
     for name in params["suites"]:
         if state.stopped:
             break
@@ -137,6 +143,9 @@ def execute(params: Dict[str, Any]) -> Dict[str, Any]:
         began = time.monotonic()
         results.append(suites.SUITES[name](state))
         timing[name] = time.monotonic() - began
+    if sides and not state.stopped:
+        results.append(kv_transfer.judge(sides, before, {role: kv_transfer.snapshot(urls, read)
+                                                         for role, urls in sides.items()}))
     server = {}
     if not state.stopped:
         try:
