@@ -317,6 +317,7 @@ def test_the_sides_of_a_deployment_put_the_router_in_pd_mode():
     (PD_PLANNED + PLANNED, [], "beside clusters that take requests whole (k25, k3)"),
     (PD_PLANNED + [side("other_p", "prefill", "http://10.0.3.5:8000", "other")], [], "several P/D deployments"),
     (PD_PLANNED, ["k3_prefill"], "has no decode cluster among the router's"),
+    (PD_PLANNED, ["k3_prefill", "k3_decode", "k3_decoder"], "no cluster named k3_decoder in the inventory"),
 ])
 def test_a_router_serves_one_deployment_or_whole_clusters(planned, wanted, problem):
     with pytest.raises(router.RouterError) as err:

@@ -132,53 +132,54 @@ def workers(explicit: Sequence[Any], wanted_clusters: Sequence[Any], clusters: I
                               "empty, and no host of group vllm_clusters has the vllm_launch fact",
                               "run the plan (inferops.vllm.cluster_plan) earlier in the same run, or list the workers "
                               "in vllm_router_workers")
-        names = [str(n) for n in wanted_clusters] if wanted_clusters else sorted(endpoints)
-        unknown = [n for n in names if n not in endpoints]
-        if unknown:
-            raise RouterError("vllm_router_clusters", list(wanted_clusters),
-                              "no cluster named %s in the inventory" % ", ".join(unknown),
-                              "use names of planned clusters: %s" % ", ".join(sorted(endpoints)))
-        urls = [endpoints[n] for n in names]
+        urls = [endpoints[n] for n in served(wanted_clusters, endpoints)]
     return list(dict.fromkeys(urls))
 
 
-def selected(wanted_clusters: Sequence[Any], clusters: Iterable[Mapping[str, Any]]) -> List[Mapping[str, Any]]:
-    """One summary per planned cluster the router serves: those named in vllm_router_clusters, else all, by name."""
-    by_name: Dict[str, Mapping[str, Any]] = {}
-    for summary in clusters:
-        if isinstance(summary, Mapping) and summary.get("name"):
-            by_name.setdefault(str(summary["name"]), summary)
-    names = [str(n) for n in wanted_clusters] if wanted_clusters else sorted(by_name)
-    return [by_name[n] for n in names if n in by_name]
+def served(wanted_clusters: Sequence[Any], endpoints: Mapping[str, str]) -> List[str]:
+    """The names of the clusters the router serves: those vllm_router_clusters names, in its order (each must be a
+    planned cluster), else every planned one, sorted."""
+    names = [str(n) for n in wanted_clusters] if wanted_clusters else sorted(endpoints)
+    unknown = [n for n in names if n not in endpoints]
+    if unknown:
+        raise RouterError("vllm_router_clusters", list(wanted_clusters),
+                          "no cluster named %s in the inventory" % ", ".join(unknown),
+                          "use names of planned clusters: %s" % ", ".join(sorted(endpoints)))
+    return names
 
 
 def pd_sides(wanted_clusters: Sequence[Any], clusters: Iterable[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
     """The prefill and decode endpoints of the one P/D deployment the router serves, or None when it serves whole
-    clusters. A router serves either: one deployment's sides, or clusters that take requests whole."""
-    chosen = selected(wanted_clusters, clusters)
-    sides = [c for c in chosen if isinstance(c.get("pd"), Mapping)]
+    clusters (or no cluster is planned: workers() says what to do). A router serves either: one deployment's
+    sides, or clusters that take requests whole."""
+    clusters = list(clusters)
+    endpoints = cluster_endpoints(clusters)
+    if not endpoints:
+        return None
+    pd_of = {str(c["name"]): c["pd"] for c in clusters
+             if isinstance(c, Mapping) and c.get("name") and isinstance(c.get("pd"), Mapping)}
+    names = served(wanted_clusters, endpoints)
+    sides = [n for n in names if n in pd_of]
     if not sides:
         return None
-    whole = sorted(str(c["name"]) for c in chosen if c not in sides)
-    names = sorted({str(c["pd"]["deployment"]) for c in sides})
-    if whole or len(names) > 1:
-        problem = ("P/D deployment %s beside clusters that take requests whole (%s)" % (names[0], ", ".join(whole))
-                   if whole else "several P/D deployments (%s)" % ", ".join(names))
+    whole = sorted(n for n in names if n not in pd_of)
+    deployments = sorted({str(pd_of[n]["deployment"]) for n in sides})
+    if whole or len(deployments) > 1:
+        problem = ("P/D deployment %s beside clusters that take requests whole (%s)" % (deployments[0], ", ".join(whole))
+                   if whole else "several P/D deployments (%s)" % ", ".join(deployments))
         raise RouterError("vllm_router_clusters", list(wanted_clusters),
                           "one router serves %s" % problem,
                           "give each its own router: set vllm_router_clusters on each router host to one deployment's "
-                          "clusters (%s) or to the whole clusters" % ", ".join(sorted(str(c["name"]) for c in sides)))
-    out: Dict[str, Any] = {"deployment": names[0], "prefill": [], "decode": []}
-    for summary in sides:
-        where = "vllm_launch.cluster.endpoint (cluster %s)" % summary["name"]
-        out[str(summary["pd"]["role"])].append(worker_url(where, summary.get("endpoint")))
+                          "clusters (%s) or to the whole clusters" % ", ".join(sorted(sides)))
+    out: Dict[str, Any] = {"deployment": deployments[0], "prefill": [], "decode": []}
+    for name in sides:
+        out[str(pd_of[name]["role"])].append(endpoints[name])
     for role in ("prefill", "decode"):
         if not out[role]:
             raise RouterError("vllm_router_clusters", list(wanted_clusters),
-                              "P/D deployment %s has no %s cluster among the router's" % (names[0], role),
+                              "P/D deployment %s has no %s cluster among the router's" % (deployments[0], role),
                               "add the deployment's %s clusters to vllm_router_clusters (or leave it empty)" % role)
-    connectors = sorted({str(c["pd"]["router_connector"]) for c in sides})
-    out["connector"] = connectors[0]
+    out["connector"] = sorted({str(pd_of[n]["router_connector"]) for n in sides})[0]   # the plan refuses two
     return out
 
 

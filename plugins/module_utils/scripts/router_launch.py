@@ -7,11 +7,12 @@ installs this file in the router's venv as launch_router.py; it needs only the s
 usage: launch_router.py CONFIG.json [--api-key-file FILE] [--check]
 
 CONFIG.json holds every router argument as {flag: value} (true: the flag alone; false or null: left
-out; a list: the flag followed by each item; a list of lists: the flag once per inner list). The key file (0600, root only; under systemd the unit
-hands it over with LoadCredential=) holds the key the router sends to the workers. Both become the
-router's arguments inside this process, parsed by the router's own parser and started through its
-Python API, so /proc/<pid>/cmdline never shows the key. --check only parses the configuration (the
-role validates a new configuration with it before putting it in place)."""
+out; a list: the flag followed by each item; a list of lists: the flag once per inner list). The key
+file (0600, root only; under systemd the unit hands it over with LoadCredential=) holds the key the
+router sends to the workers. Both become the router's arguments inside this process, parsed by the
+router's own parser and started through its Python API, so /proc/<pid>/cmdline never shows the key.
+--check only parses the configuration (the role validates a new configuration with it before putting
+it in place)."""
 
 from __future__ import annotations
 
