@@ -8,9 +8,6 @@ a path where the decode side computes the prompts itself.
 Needs INFEROPS_NIXL_PATH (make_nixl) and INFEROPS_ROUTER_VENV (make_router_venv); scripts/test.sh sets both."""
 import json
 import os
-import subprocess
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -20,13 +17,10 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke imp
 from ansible_collections.inferops.vllm.plugins.module_utils.node import router
 
 import vllm_servers
-from vllm_servers import free_port, stop_process
+from vllm_servers import free_port, router_running
 
-ROOT = Path(__file__).resolve().parents[2]
-LAUNCHER = ROOT / "plugins/module_utils/scripts/router_launch.py"
 NIXL = os.environ.get("INFEROPS_NIXL_PATH", "")
 ROUTER_VENV = os.environ.get("INFEROPS_ROUTER_VENV", "")
-NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 CONNECTOR = "NixlConnector"
 
 pytestmark = pytest.mark.skipif(
@@ -38,7 +32,7 @@ pytestmark = pytest.mark.skipif(
 def side(role, tmp):
     """One side as the plan launches it: its --kv-transfer-config and side-channel env, on 127.0.0.1."""
     channel = free_port()
-    env = disagg.node_env(CONNECTOR, "127.0.0.1", channel, disagg.transport("none", False, False), [])
+    env = disagg.node_env(CONNECTOR, "127.0.0.1", channel, disagg.transport(rdma=False, mnnvl=False), [])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (NIXL, os.environ.get("PYTHONPATH", "")) if p)
     args = vllm_servers.K3_ARGS + ["--kv-transfer-config", json.dumps(disagg.transfer_config(role, CONNECTOR))]
     return vllm_servers.Server(vllm_servers.tiny_k3(), args, tmp / ("%s.log" % role), env=env)
@@ -84,31 +78,10 @@ def pd_router(sides, tmp_path_factory):
     assert config["vllm-pd-disaggregation"] is True and "worker-urls" not in config
     path = tmp / "router.json"
     path.write_text(json.dumps(config, indent=2))
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    python = str(Path(ROUTER_VENV) / "bin/python")
-    check = subprocess.run([python, str(LAUNCHER), str(path), "--check"], env=env, capture_output=True, text=True,
-                           check=False)
-    assert check.returncode == 0, check.stderr   # the router's own parser takes the P/D flags
-    log = tmp / "router.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([python, str(LAUNCHER), str(path)], env=env, cwd=tmp, stdout=out,
-                                stderr=subprocess.STDOUT)
     url = "http://127.0.0.1:%d" % port
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, "the router exited:\n" + log.read_text()[-3000:]
-            try:
-                with NO_PROXY.open(url + "/health", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "the P/D router did not answer:\n" + log.read_text()[-3000:]
-            time.sleep(0.5)
+    # router_running first checks the file with the router's own parser: it takes the P/D flags
+    with router_running(ROUTER_VENV, path, url, "/health", timeout=90) as (_proc, log):
         yield url, log
-    finally:
-        stop_process(proc, 10)
 
 
 def smoke(base_url, sides):

@@ -20,11 +20,10 @@ import pytest
 from ansible_collections.inferops.vllm.plugins.module_utils.node import router
 
 import fault_server
-from vllm_servers import stop_process
+from vllm_servers import router_running
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTROLLER_VENV = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm")) / "venv"
-LAUNCHER = ROOT / "plugins/module_utils/scripts/router_launch.py"   # installed as launch_router.py
 VENV = os.environ.get("INFEROPS_ROUTER_VENV", "")
 ROUTER_PORT, PROMETHEUS_PORT, WORKER_PORTS = 18470, 18471, (18472, 18473)
 ROUTER = "http://127.0.0.1:%d" % ROUTER_PORT
@@ -93,28 +92,8 @@ def started(workers, tmp_path_factory):
     key.touch(mode=0o600)
     key.write_text(KEY + "\n")
     assert key.stat().st_mode & 0o777 == 0o600
-    log = tmp / "router.log"
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}   # the router's client honours *_proxy
-    python = str(Path(VENV) / "bin/python")
-    check = subprocess.run([python, str(LAUNCHER), str(config), "--check"], env=env, capture_output=True, text=True, check=False)
-    assert check.returncode == 0, check.stderr
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([python, str(LAUNCHER), str(config), "--api-key-file", str(key)], env=env, cwd=tmp,
-                                stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, "the router exited with %s:\n%s" % (proc.returncode, log.read_text()[-3000:])
-            try:
-                if get(ROUTER + "/list_workers", timeout=2)[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "the router did not answer within 60 s:\n" + log.read_text()[-3000:]
-            time.sleep(0.3)
-        yield proc, log
-    finally:
-        stop_process(proc, 10)
+    with router_running(VENV, config, ROUTER, "/list_workers", key_file=key) as running:
+        yield running
 
 
 def test_the_router_serves_the_configured_workers(started, workers):

