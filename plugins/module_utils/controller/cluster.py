@@ -172,7 +172,7 @@ class Cluster:
         """How a P/D side's KV moves (disagg.transport), or None for a cluster that serves requests whole."""
         if self.settings.get("vllm_pd_role") is None:
             return None
-        return disagg.transport(self.fabric.name, self.fabric.rdma, self.mnnvl)
+        return disagg.transport(self.fabric.rdma, self.mnnvl)
 
     @property
     def head(self) -> Node:

@@ -35,12 +35,12 @@ SAME_ON_BOTH_SIDES = ("model", "revision", "dtype", "kv-cache-dtype", "block-siz
 _NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,62}\Z")
 
 
-def transport(fabric: str, rdma: bool, mnnvl: bool) -> str:
-    """How UCX moves the KV for NIXL on this fabric: RDMA on InfiniBand/RoCE, NVLink inside an NVLink domain, TCP
-    otherwise (the lab)."""
+def transport(rdma: bool, mnnvl: bool) -> str:
+    """How UCX moves the KV for NIXL on a cluster's fabric: RDMA on InfiniBand/RoCE, NVLink where the nodes share
+    multi-node NVLink (Cluster.mnnvl), TCP otherwise (the lab)."""
     if rdma:
         return "rdma"
-    return "nvlink" if mnnvl or fabric == "mnnvl" else "tcp"
+    return "nvlink" if mnnvl else "tcp"
 
 
 def side_problem(settings: Mapping[str, Any], kv_connectors: Sequence[str], version: str

@@ -72,9 +72,8 @@ def judge(sides: Mapping[str, Sequence[str]], before: Mapping[str, Mapping[str, 
           after: Mapping[str, Mapping[str, Dict[str, Any]]]) -> Dict[str, Any]:
     """The kv_transfer suite: checks and figures from the decode and prefill sides' counters before and after."""
     checks: List[Dict[str, Any]] = []
-    unread = [snap["error"] for role in ("prefill", "decode") for snap in (after.get(role) or {}).values()
-              if "error" in snap] + [snap["error"] for role in ("prefill", "decode")
-                                     for snap in (before.get(role) or {}).values() if "error" in snap]
+    unread = [snap["error"] for snaps in (after, before) for role in ("prefill", "decode")
+              for snap in (snaps.get(role) or {}).values() if "error" in snap]
     if unread:
         checks.append({"name": "both sides' metrics read", "passed": False, "level": "fail",
                        "detail": "; ".join(unread[:4]) + ": the KV transfer cannot be judged"})
