@@ -106,10 +106,11 @@ verify() {
   # and run again; an upgrade that rolls back (and its digest then refused); a rolling restart; a
   # restarted TP follower node, then a killed DP follower, healed by the watchdogs with the
   # router's losses counted; site.yml with a changed launch cut during serve right after a fault and
-  # run again. INFEROPS_DAY_TWO_STEPS picks some of them.
+  # run again; then the replicas torn down and one P/D deployment on two nodes behind the router in P/D
+  # mode (tests/lab/pd), the KV moved by NIXL. INFEROPS_DAY_TWO_STEPS picks some of them.
   # shellcheck disable=SC2086
   timed python3 tests/lab/day_two.py --variant "$LAB_UPGRADE" --broken "$LAB_BROKEN" --reports "$REPORTS" \
-    --json "$REPORTS/day-two.json" --only ${INFEROPS_DAY_TWO_STEPS:-upgrade rollback restart heal rerun}
+    --json "$REPORTS/day-two.json" --only ${INFEROPS_DAY_TWO_STEPS:-upgrade rollback restart heal rerun pd}
   timed molecule destroy -s lab
 }
 

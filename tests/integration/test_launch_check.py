@@ -41,6 +41,15 @@ def test_the_lab_launch_is_accepted_by_the_images_vllm():
                            "build": "cpu"}, verdict
 
 
+def test_a_pd_sides_launch_is_accepted():
+    """Its --kv-transfer-config parses to a config with a fresh random engine_id each time: the same launch."""
+    for role in ("prefill", "decode"):
+        for node_launch in lab_launches(vllm_pd_role=role, vllm_pd_deployment="lab_pd").values():
+            assert "--kv-transfer-config" in node_launch["argv"]
+            verdict = check(node_launch)
+            assert verdict["ok"], verdict
+
+
 def test_a_flag_only_the_compiler_knows_is_rejected(monkeypatch):
     """A surface entry patched in: the compiler accepts --speculative-magic, vLLM 0.32 does not."""
     monkeypatch.setitem(vllm_surface_0_32_0.SURFACE["options"], "--speculative-magic",

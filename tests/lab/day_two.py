@@ -20,15 +20,18 @@ import time
 import urllib.parse
 from pathlib import Path
 
+import yaml
+
 import faults
 import image_ref  # plugins/module_utils/node, on the path through lab_nodes
 import node_state  # plugins/module_utils/node, on the path through lab_nodes
-from lab_nodes import (CLUSTERS, INVENTORY, ROOT, Client, container, docker, http, image_of, kill_vllm, router_workers,
-                       serves, wait_until_serving)
+import health  # plugins/module_utils/node, on the path through lab_nodes
+from lab_nodes import (CLUSTERS, INVENTORY, KEY, ROOT, ROUTER, Client, container, docker, generate, http, image_of,
+                       kill_vllm, router_workers, serves, wait_until_serving)
 
 PROMETHEUS = "http://127.0.1.1:18490"   # role vllm_prometheus on lab-node1 (inventories/lab)
 ENGINES_MISSING = "InferopsVllmEnginesMissing"
-STEPS = ["upgrade", "rollback", "restart", "heal", "rerun"]
+STEPS = ["upgrade", "rollback", "restart", "heal", "rerun", "pd"]
 # tests/lab/faults.py, one trial per shape, one after the other: the TP follower's node restarted, then the DP
 # follower's vLLM killed (the follower docker brings back must join the head its watchdog restarts: the DP rejoin
 # race; and the fewer-engines alert must fire). Never both at once: with both replicas down the router has no worker
@@ -45,6 +48,8 @@ RECORD = "/var/lib/inferops-vllm/model.json"
 FABRIC_RECORD = "/var/lib/inferops-vllm/fabric.json"   # on each cluster's head (roles/fabric_check)
 CONFIG_FILE, ENV_FILE = "/etc/inferops-vllm/vllm.yaml", "/etc/inferops-vllm/vllm.env"
 SNAPSHOTS = "/srv/models/huggingface/hub/models--inferops--tiny-k3/snapshots"
+PD_INVENTORY = Path(__file__).with_name("pd")   # the P/D deployment of step pd
+PD_DECODE = "http://127.0.1.3:18310"            # its decode side's API
 
 
 def log(msg: str) -> None:
@@ -56,13 +61,14 @@ def check(cond: bool, msg: str) -> None:
         raise SystemExit("day two FAILED: " + msg)
 
 
-def play(playbook: str, *extra: str, log_name: str, interrupt_at: str = "", interrupt_after: float = 0) -> tuple[int, float, str]:
+def play(playbook: str, *extra: str, log_name: str, interrupt_at: str = "", interrupt_after: float = 0,
+         inventory: Path = INVENTORY) -> tuple[int, float, str]:
     """ansible-playbook on the lab; its log is kept. With interrupt_at, Ctrl-C as a terminal sends it (SIGINT to
     the whole process group) interrupt_after seconds after the first task whose title contains it starts."""
     start = time.monotonic()
     # task timings in the log, to see where a rollout spends its time
     env = dict(os.environ, ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks")
-    proc = subprocess.Popen(["ansible-playbook", "-i", str(INVENTORY), str(ROOT / "playbooks" / playbook), *extra],
+    proc = subprocess.Popen(["ansible-playbook", "-i", str(inventory), str(ROOT / "playbooks" / playbook), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env,
                             start_new_session=True)
     lines, cut = [], False
@@ -454,6 +460,66 @@ def step_rerun(variant: str, figures: dict) -> None:
     log("fabric: checked again by the cut run where the image or launch changed, kept by the run after it")
 
 
+def decode_kv_tokens() -> float:
+    """Prompt tokens whose KV the decode side (on lab-node3) took from the prefill side."""
+    _status, text = health.request(PD_DECODE + "/metrics", KEY, None, 10, limit=None)
+    return sum(float(line.rsplit(" ", 1)[1]) for line in str(text).splitlines()
+               if line.startswith("vllm:prompt_tokens_by_source_total{") and 'source="external_kv_transfer"' in line)
+
+
+def step_pd(variant: str, figures: dict) -> None:
+    """The lab's replicas torn down, then one prefill/decode deployment on two of its nodes (tests/lab/pd): a prefill
+    instance on lab-node1, a decode instance on lab-node3, the router in P/D mode. site.yml deploys it with the plan's
+    KV-transfer config and NIXL side channels and proves it: the smoke through the router passes only when the decode
+    side took the prompts' KV from the prefill side (the kv_transfer suite)."""
+    log("tear the lab's replicas down; deploy one P/D deployment (prefill lab-node1, decode lab-node3) with site.yml "
+        "and smoke it through the router")
+    rc, _seconds, out = play("teardown.yml", log_name="day2-pd-teardown.log")
+    check(rc == 0, "teardown.yml failed (rc=%d): %s" % (rc, failures(out)))
+    reports = Path(REPORTS).parent / "pd"
+    # the lab's site-wide settings, which the P/D inventory shares, without its API key: the pinned vllm-router
+    # sends none to P/D sides, so the plan refuses one (the sides are open on purpose, on the loopback)
+    site = yaml.safe_load((INVENTORY / "group_vars/all/lab.yml").read_text())
+    site.pop("vllm_api_key")
+    site_file = reports / "lab-site-vars.json"
+    site_file.parent.mkdir(parents=True, exist_ok=True)
+    site_file.write_text(json.dumps(site))
+    args = [arg for path in (site_file, INVENTORY / "group_vars/vllm_routers/router.yml",
+                             INVENTORY / "group_vars/vllm_prometheus/prometheus.yml") for arg in ("-e", "@%s" % path)]
+    args += ["-e", "vllm_image=" + variant, *weights_args(), "-e", "smoke_test_reports_root=%s" % reports,
+             "-e", json.dumps({"smoke_test_suites": ["text"]})]
+    rc, seconds, out = play("site.yml", *args, log_name="day2-pd.log", inventory=PD_INVENTORY)
+    check(rc == 0, "site.yml on the P/D deployment failed (rc=%d): %s" % (rc, failures(out)))
+    for node, address in (("lab-node1", "127.0.1.1"), ("lab-node3", "127.0.1.3")):
+        env = docker(node, "cat", ENV_FILE).splitlines()
+        check("VLLM_NIXL_SIDE_CHANNEL_HOST=%s" % address in env and "UCX_NET_DEVICES=lo" in env,
+              "%s lacks its NIXL side channel or UCX device in %s" % (node, ENV_FILE))
+    status, body = http(ROUTER + "/workers")
+    kinds = sorted({w.get("worker_type") for w in body.get("workers", [])}) if isinstance(body, dict) else []
+    check(status == 200 and kinds == ["decode", "prefill"], "the router is not in P/D mode: %s %s" % (status, body))
+    verdict = json.loads((reports / "router-lab-node1" / "smoke.json").read_text())
+    suite = next((s for s in verdict.get("suites", []) if s.get("name") == "kv_transfer"), None)
+    check(verdict.get("passed") is True and suite is not None, "the smoke through the P/D router: %s"
+          % verdict.get("failed_checks"))
+    moved = suite["figures"]
+    check(moved.get("external_kv_transfer_tokens", 0) > 0 and moved.get("failed_transfers") == 0,
+          "the smoke through the P/D router passed without moving KV: %s" % moved)
+    before = decode_kv_tokens()
+    ok, took, why = generate(ROUTER, 60)
+    after = decode_kv_tokens()
+    check(ok and after > before, "a request through the P/D router: answered %s (%s), decode side's KV from the "
+          "prefill side %s -> %s tokens" % (ok, why, before, after))
+    status, rules = http(PROMETHEUS + "/api/v1/rules")
+    names = {r.get("name") for g in (rules.get("data", {}).get("groups", []) if isinstance(rules, dict) else [])
+             for r in g.get("rules", [])}
+    check({"InferopsVllmKvNotMoving", "InferopsVllmPdSideDown"} <= names, "Prometheus lacks the P/D alerts: %s"
+          % sorted(names))
+    figures["pd"] = {"site_yml_s": round(seconds), "kv_transfer": moved, "request_s": round(took, 2)}
+    log("P/D: site.yml %.0f s; through the router the decode side took %s prompt tokens' KV from the prefill side "
+        "(%s bytes, %s failed transfers)"
+        % (seconds, moved.get("external_kv_transfer_tokens"), moved.get("bytes_transferred"), moved.get("failed_transfers")))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--variant", required=True)
@@ -477,6 +543,8 @@ def main() -> None:
             step_heal(figures)
         if "rerun" in args.only:
             step_rerun(args.variant, figures)
+        if "pd" in args.only:
+            step_pd(args.variant, figures)
     finally:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")

@@ -319,6 +319,8 @@ def test_pd_rules(tmp_path):
     rules = {rule["alert"]: rule for group in yaml.safe_load(out["rules/inferops-pd.rules.yml"])["groups"]
              for rule in group["rules"]}
     decode = vllm(pd_target("b200-d01"))
+    prefill = pd_target("b200-p01")
+    grace = {"cluster": "k3_prefill", "node": "b200-p01", "role": "head", "state": "grace", "job": "inferops_node"}
     moved = dict(decode, source="external_kv_transfer")
     computed = dict(decode, source="local_compute")
     wanted = {"cluster": "k3_decode", "pd_deployment": "k3_pd"}
@@ -327,6 +329,12 @@ def test_pd_rules(tmp_path):
         annotations = {k: TEMPLATE.sub(lambda m: wanted.get(m.group(1), "<no value>"), v)
                        for k, v in rules[name]["annotations"].items()}
         return {"exp_labels": dict(wanted, **rules[name]["labels"]), "exp_annotations": annotations}
+
+    def side_down(role):
+        labels = {"pd_deployment": "k3_pd", "pd_role": role}
+        annotations = {k: TEMPLATE.sub(lambda m: labels.get(m.group(1), "<no value>"), v)
+                       for k, v in rules["InferopsVllmPdSideDown"]["annotations"].items()}
+        return {"exp_labels": dict(labels, **rules["InferopsVllmPdSideDown"]["labels"]), "exp_annotations": annotations}
 
     def test(name, input_series, fires):
         return {"interval": "1m", "input_series": input_series,
@@ -339,6 +347,13 @@ def test_pd_rules(tmp_path):
                                          counter("vllm:prompt_tokens_by_source_total", moved, 100)], False),
         test("InferopsVllmKvTransferFailed", [counter("vllm:nixl_num_failed_transfers_total", decode, 1)], True),
         test("InferopsVllmKvTransferFailed", [counter("vllm:nixl_num_failed_transfers_total", decode, 0)], False),
+        {"interval": "1m", "input_series": [series("up", prefill, "0x30"), series("up", pd_target("b200-d01"), "1x30")],
+         "alert_rule_test": [{"eval_time": "20m", "alertname": "InferopsVllmPdSideDown",
+                              "exp_alerts": [side_down("prefill")]}]},
+        # the prefill side loading its model (its watchdog in grace) is quiet
+        {"interval": "1m", "input_series": [series("up", prefill, "0x30"), series("up", pd_target("b200-d01"), "1x30"),
+                                            series("inferops_vllm_watchdog_state", grace, "1x30")],
+         "alert_rule_test": [{"eval_time": "20m", "alertname": "InferopsVllmPdSideDown", "exp_alerts": []}]},
     ]
     write_tree(tmp_path, out)
     spec = {"rule_files": [str(tmp_path / "rules/inferops-pd.rules.yml")], "evaluation_interval": "1m", "tests": cases}

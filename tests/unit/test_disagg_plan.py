@@ -61,6 +61,19 @@ def test_each_side_gets_its_kv_transfer_config_and_side_channel():
     assert decode["kv_side_channel_ports"] == [5601]
 
 
+def test_ucx_stays_on_the_control_network_over_tcp():
+    """UCX's TCP transport uses every interface that is up unless told: the control interface where the inventory
+    names it, the loopback where the control address is one (the lab), else a note."""
+    out = plan(decode={"vllm_control_interface": "ens7"})
+    assert out.launches["k3_decode-0"]["env"]["UCX_NET_DEVICES"] == "ens7"
+    assert "UCX_NET_DEVICES" not in out.launches["k3_prefill-0"]["env"]
+    assert any("host k3_prefill-0: vllm_control_interface is unset; UCX will move" in w
+               for w in out.launches["k3_prefill-0"]["cluster"]["warnings"])
+    assert disagg.node_env("NixlConnector", "127.0.1.3", 5600, "tcp", [])["UCX_NET_DEVICES"] == "lo"
+    assert "UCX_NET_DEVICES" not in disagg.node_env("NixlConnector", "node-3.example", 5600, "tcp", [])
+    assert "UCX_NET_DEVICES" not in disagg.node_env("NixlConnector", "127.0.0.1", 5600, "nvlink", [])
+
+
 def test_a_cluster_without_a_role_is_unchanged():
     reader, groups = site(common={"vllm_pd_deployment": None}, prefill={"vllm_pd_role": None},
                           decode={"vllm_pd_role": None})
@@ -90,6 +103,8 @@ def test_rdma_sides_use_their_hcas():
     ({"common": {"vllm_kv_connector": "P2pNcclConnector"}}, "vLLM 0.32.0 registers no such KV connector"),
     ({"common": {"vllm_kv_connector": "OffloadingConnector"}}, "not a P/D connector the collection plans"),
     ({"common": {"vllm_pd_deployment": "k3 pd"}}, "not a name"),
+    # the pinned vllm-router sends no key to P/D sides: every request would get 401
+    ({"decode": {"vllm_api_key": "not-a-secret"}}, "vllm_api_key (clusters k3_decode, P/D deployment k3): set, but"),
     ({"decode": {"vllm_args": {"kv-cache-dtype": "fp8"}}}, "vllm_args['kv-cache-dtype']"),
     ({"decode": {"vllm_args": {"block-size": 32}}}, "same block-size"),
     ({"decode": {"vllm_model": "org/other", "vllm_model_weight_gb": 1}}, "vllm_args['model']='org/other'"),

@@ -49,3 +49,45 @@ def test_a_restart_has_no_rollback():
                            ["a", "b"], "restart")
     assert [c["outcome"] for c in report["clusters"]] == ["restarted", "failed"]
     assert report["summary"] == "restart stopped at cluster b: quick smoke FAILED"
+
+
+# --- P/D deployments: the sides move as one unit --------------------------------------------------------------
+
+def side(name, deployment, role):
+    return {"name": name, "endpoint": "http://10.0.0.%d:8000" % len(name), "pd": {"deployment": deployment, "role": role}}
+
+
+PD = [side("k3_prefill", "k3", "prefill"), side("k3_decode", "k3", "decode"), {"name": "k25"},
+      side("k3_prefill", "k3", "prefill"), side("b_decode", "b", "decode"), side("b_prefill", "b", "prefill")]
+
+
+def test_the_sides_of_a_deployment_are_one_unit():
+    assert rollout.units(PD) == [["b_decode", "b_prefill"], ["k25"], ["k3_decode", "k3_prefill"]]
+    assert rollout.units([{"name": "b"}, {"name": "a"}, {"name": "a"}]) == [["a"], ["b"]]
+    assert rollout.pd_deployments(PD) == {"b": {"decode": ["b_decode"], "prefill": ["b_prefill"]},
+                                          "k3": {"decode": ["k3_decode"], "prefill": ["k3_prefill"]}}
+
+
+def test_a_deployment_behind_its_router_stops_while_it_moves():
+    router = [{"vllm_router_workers": [], "vllm_router_clusters": []}]
+    (line,) = rollout.downtime_problems(PD[:3], router, None)
+    assert line == ("vllm_rollout_allow_downtime=False (P/D deployment k3): an upgrade moves each deployment's sides "
+                    "together and its router serves that deployment alone, so it stops serving while it moves (its "
+                    "clients get errors until it serves again). Fix: set vllm_rollout_allow_downtime: true to accept "
+                    "the downtime; a second deployment behind its own router keeps serving meanwhile")
+    assert rollout.downtime_problems(PD[:3], router, True) == []
+    assert rollout.downtime_problems([{"name": "k25"}], router, None) == []
+    # the plan's note, unless accepted on the deployment's clusters
+    assert rollout.downtime_notes(PD[:3], router, lambda name: False) == [
+        "P/D deployment k3: upgrades and rolling restarts stop it while its sides move together (its router serves it "
+        "alone); set vllm_rollout_allow_downtime: true to accept"]
+    assert rollout.downtime_notes(PD[:3], router, lambda name: True) == []
+
+
+def test_an_upgrade_of_one_side_alone_is_refused():
+    (line,) = rollout.downtime_problems([PD[0]], [], True)
+    assert line == ("--limit='k3_prefill' (P/D deployment k3): the upgrade would move its prefill side alone, and "
+                    "sides on different images or revisions cannot hand KV over. Fix: add the deployment's decode "
+                    "cluster to --limit, so that both sides move together")
+    # a restart keeps the image: one side may restart alone (downtime accepted)
+    assert rollout.downtime_problems([PD[0]], [], True, "restart") == []

@@ -310,6 +310,13 @@ def test_run_once_restarts_through_the_runner_and_writes_the_files(tmp_path):
     assert "2 of 2 requests failed" in status["last_probe"]["detail"]
     assert "inferops_vllm_watchdog_restarts_total{" in (tmp_path / "watchdog.prom").read_text()
     assert "state=restarting action=restart probe=FAILED" in wd.log_line(cfg, d)
+    assert "P/D" not in wd.log_line(cfg, d)
+    # a P/D side says what its failure does to the deployment
+    prefill = dict(cfg, pd={"deployment": "k3_pd", "role": "prefill"})
+    assert wd.log_line(prefill, d).endswith("; this is the prefill side of P/D deployment k3_pd: requests through its "
+                                            "router stall (no KV is computed for the decode side) until it serves again")
+    assert "decode side of P/D deployment k3_pd: requests through its router fail" in wd.log_line(
+        dict(cfg, pd={"deployment": "k3_pd", "role": "decode"}), d)
 
 
 def test_script_runs_standalone_beside_health(tmp_path):

@@ -9,6 +9,7 @@ and generates. Each side is a cluster with its own layout; vllm-router in P/D mo
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -78,15 +79,28 @@ def side_channel_ports(base: int, first_engine: int, engines: int) -> List[int]:
     return [base + first_engine + i for i in range(engines)]
 
 
-def node_env(connector: str, address: Optional[str], port: int, way: str, hcas: Sequence[str]) -> Dict[str, str]:
-    """The side channel's address and first port, and UCX's devices: the node's HCAs on RDMA, TCP in the lab."""
+def node_env(connector: str, address: Optional[str], port: int, way: str, hcas: Sequence[str],
+             interface: Optional[str] = None) -> Dict[str, str]:
+    """The side channel's address and first port, and the devices UCX may move the KV over: the node's HCAs on RDMA;
+    over TCP the control interface, or the loopback where the control address is one (the lab's nodes share this
+    machine's network), so that UCX, which otherwise uses every interface that is up, stays on the control network."""
     names = CONNECTORS[connector]
     env = {names.host_env: address or "", names.port_env: str(port)}
     if way == "rdma" and hcas:
         env["UCX_NET_DEVICES"] = ",".join(h if ":" in h else h + ":1" for h in hcas)
     elif way == "tcp":
         env["UCX_TLS"] = "tcp,self"
+        device = interface or ("lo" if loopback(address) else None)
+        if device:
+            env["UCX_NET_DEVICES"] = device
     return env
+
+
+def loopback(address: Optional[str]) -> bool:
+    try:
+        return address is not None and ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
 
 
 def summary(settings: Mapping[str, Any], way: str) -> Dict[str, Any]:
@@ -136,6 +150,14 @@ def deployment_problems(launches: Mapping[str, Mapping[str, Any]], complete: boo
                                 "plan over both sides)" % (name, present, role, role, name))
         if not sides["prefill"] or not sides["decode"]:
             continue
+        keyed = sorted({launch["cluster"]["name"] for launch in sides["prefill"] + sides["decode"]
+                        if "VLLM_API_KEY" in (launch.get("secret_env") or ())})
+        if keyed:
+            refusals.append(
+                "vllm_api_key (clusters %s, P/D deployment %s): set, but the pinned vllm-router sends no API key to "
+                "the sides in P/D mode, neither its own nor the client's, so every request through it gets 401 "
+                "Unauthorized. Fix: leave vllm_api_key unset on the deployment's clusters and set vllm_api_open: true "
+                "there, with vllm_bind_host on an address only the router reaches" % (", ".join(keyed), name))
         first = sides["prefill"][0]
         for launch in sides["prefill"][1:] + sides["decode"]:
             refusals += _mismatches(name, first, launch)

@@ -270,7 +270,8 @@ def _node_env(cluster: Cluster, node: Node, env: Layers) -> Dict[str, str]:
             out["NCCL_IB_GID_INDEX"] = str(cluster.settings["vllm_roce_gid_index"])
     if cluster.pd_way is not None:
         out.update(disagg.node_env(cluster.settings["vllm_kv_connector"], node.address,
-                                   cluster.settings["vllm_kv_side_channel_port"], cluster.pd_way, node.hcas))
+                                   cluster.settings["vllm_kv_side_channel_port"], cluster.pd_way, node.hcas,
+                                   node.interface))
     if cluster.model is not None and cluster.model.offline:
         out["HF_HUB_OFFLINE"] = "1"     # staged weights: no Hub call at start, no download in the ready timeout
     return dict(sorted(out.items()))

@@ -63,33 +63,92 @@ def accepted(value: Any) -> Optional[bool]:
     return None
 
 
+def pd_deployments(summaries: Iterable[Mapping[str, Any]]) -> Dict[str, Dict[str, List[str]]]:
+    """{P/D deployment: {role: [cluster, ...]}} of the clusters in the rollout that are P/D sides."""
+    out: Dict[str, Dict[str, List[str]]] = {}
+    for s in summaries:
+        pd = s.get("pd") if isinstance(s, Mapping) else None
+        if isinstance(pd, Mapping) and pd.get("deployment") and s.get("name"):
+            names = out.setdefault(str(pd["deployment"]), {}).setdefault(str(pd.get("role")), [])
+            if str(s["name"]) not in names:
+                names.append(str(s["name"]))
+    return {name: {role: sorted(clusters) for role, clusters in sorted(sides.items())}
+            for name, sides in sorted(out.items())}
+
+
+def units(summaries: Iterable[Mapping[str, Any]]) -> List[List[str]]:
+    """The clusters the rollout moves together, in order: the sides of a P/D deployment as one unit, since the NIXL
+    handshake refuses sides on different vLLM builds and a rollback must take both back; every other cluster alone."""
+    summaries = [s for s in summaries if isinstance(s, Mapping) and s.get("name")]
+    sides = {name: side for role in pd_deployments(summaries).values() for side in role.values() for name in side}
+    grouped: Dict[str, List[str]] = {}
+    for s in summaries:
+        name = str(s["name"])
+        pd = s.get("pd") if isinstance(s.get("pd"), Mapping) else {}
+        key = "pd:%s" % pd["deployment"] if name in sides else "cluster:%s" % name
+        if name not in grouped.setdefault(key, []):
+            grouped[key].append(name)
+    return sorted(sorted(names) for names in grouped.values())
+
+
 def downtime_problems(summaries: Iterable[Mapping[str, Any]], routers: Sequence[Mapping[str, Any]], allow: Any,
                       action: str = "upgrade") -> List[str]:
-    """At most one line, before the rollout touches any host: the clusters it would move that no router fronts,
-    refused unless vllm_rollout_allow_downtime accepts that each stops serving while it moves."""
+    """One line per problem, before the rollout touches any host: an upgrade that would move one side of a P/D
+    deployment without the other; then what it would stop, refused unless vllm_rollout_allow_downtime accepts that
+    each stops serving while it moves: the clusters that no router fronts, and the P/D deployments (their router
+    serves one deployment alone and cannot take a removed side back)."""
+    summaries = list(summaries)
+    problems = [] if action == "restart" else _half_deployments(summaries)
     verdict = accepted(allow)
     if verdict is None:
-        return [str(ClusterError(ALLOW_DOWNTIME, allow, "the rolling restart" if action == "restart" else "the upgrade",
-                                 "not a boolean", "set true (accept the downtime) or false"))]
-    bare = unrouted(summaries, routers)
-    if verdict or not bare:
-        return []
-    many = len(bare) > 1
+        return problems + [str(ClusterError(ALLOW_DOWNTIME, allow, "the rolling restart" if action == "restart"
+                                            else "the upgrade", "not a boolean", "set true (accept the downtime) "
+                                            "or false"))]
+    bare, deployments = unrouted(summaries, routers), pd_deployments(summaries)
+    if verdict or not (bare or deployments):
+        return problems
+    allow = False if allow is None else allow
+    moving = "a rolling restart" if action == "restart" else "an upgrade"
+    if bare:
+        many = len(bare) > 1
+        problems.append(str(ClusterError(
+            ALLOW_DOWNTIME, allow, "cluster%s %s" % ("s" if many else "", ", ".join(bare)),
+            "no router fronts %s, so %s stops %s while it moves (its clients get errors until it serves again)"
+            % ("these clusters" if many else "this cluster", moving, "each of them" if many else "it"),
+            "add a vllm_routers group in front of the clusters (inferops.vllm.vllm_router), or set "
+            "vllm_rollout_allow_downtime: true to accept the downtime")))
+    if deployments:
+        problems.append(str(ClusterError(
+            ALLOW_DOWNTIME, allow, "P/D deployment%s %s" % ("s" if len(deployments) > 1 else "", ", ".join(deployments)),
+            "%s moves each deployment's sides together and its router serves that deployment alone, so it stops "
+            "serving while it moves (its clients get errors until it serves again)" % moving,
+            "set vllm_rollout_allow_downtime: true to accept the downtime; a second deployment behind its own router "
+            "keeps serving meanwhile")))
+    return problems
+
+
+def _half_deployments(summaries: Sequence[Mapping[str, Any]]) -> List[str]:
+    """An upgrade limited to one side of a P/D deployment would leave its sides on different images or revisions."""
+    half = {name: sides for name, sides in pd_deployments(summaries).items() if len(sides) < 2}
     return [str(ClusterError(
-        ALLOW_DOWNTIME, False if allow is None else allow, "cluster%s %s" % ("s" if many else "", ", ".join(bare)),
-        "no router fronts %s, so %s stops %s while it moves (its clients get errors until it serves again)"
-        % ("these clusters" if many else "this cluster", "a rolling restart" if action == "restart" else "an upgrade",
-           "each of them" if many else "it"),
-        "add a vllm_routers group in front of the clusters (inferops.vllm.vllm_router), or set "
-        "vllm_rollout_allow_downtime: true to accept the downtime"))]
+        "--limit", ", ".join(c for side in sides.values() for c in side), "P/D deployment %s" % name,
+        "the upgrade would move its %s side alone, and sides on different images or revisions cannot hand KV over"
+        % next(iter(sides)), "add the deployment's %s cluster to --limit, so that both sides move together"
+        % ("decode" if "prefill" in sides else "prefill"))) for name, sides in half.items()][:1]
 
 
 def downtime_notes(summaries: Iterable[Mapping[str, Any]], routers: Sequence[Mapping[str, Any]],
                    accepted_for: Callable[[str], bool]) -> List[str]:
-    """The plan's note per cluster that no router fronts, unless vllm_rollout_allow_downtime accepts it there."""
+    """The plan's note per cluster that no router fronts and per P/D deployment, unless vllm_rollout_allow_downtime
+    accepts it there."""
+    summaries = list(summaries)
     return ["cluster %s: upgrades and rolling restarts stop this cluster while it moves (no router in front of it); "
             "set vllm_rollout_allow_downtime: true to accept" % name
-            for name in unrouted(summaries, routers) if not accepted_for(name)]
+            for name in unrouted(summaries, routers) if not accepted_for(name)] + \
+        ["P/D deployment %s: upgrades and rolling restarts stop it while its sides move together (its router serves "
+         "it alone); set vllm_rollout_allow_downtime: true to accept" % name
+         for name, sides in pd_deployments(summaries).items()
+         if not all(accepted_for(c) for side in sides.values() for c in side)]
 
 
 # --- the report --------------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ except ImportError:  # on a node: health.py and node_state.py lie next to this s
 KEEP_RESTARTS = 10
 # What the config file holds (the vllm_watchdog role writes it), besides the Policy fields.
 CONFIG_KEYS = ("cluster", "rank", "role", "endpoint", "model", "data_parallel", "container", "docker", "env_file",
-               "api_key_env", "probe_timeout", "max_tokens", "status_file", "prom_file")
+               "api_key_env", "probe_timeout", "max_tokens", "status_file", "prom_file", "pd")
 Runner = Callable[[List[str]], Tuple[int, str, str]]
 
 
@@ -403,9 +403,21 @@ def say(line: str, stream: Any = None) -> None:
 
 def log_line(cfg: Dict[str, Any], decision: Decision) -> str:
     p = decision.state.last_probe
-    return ("vllm-watchdog: cluster=%s rank=%s state=%s action=%s probe=%s (%s): %s"
+    return ("vllm-watchdog: cluster=%s rank=%s state=%s action=%s probe=%s (%s): %s%s"
             % (cfg.get("cluster"), cfg.get("rank"), decision.state.state, decision.action,
-               "ok" if p.get("ok") else "FAILED", p.get("detail"), decision.reason))
+               "ok" if p.get("ok") else "FAILED", p.get("detail"), decision.reason,
+               "" if p.get("ok") else pd_impact(cfg.get("pd"))))
+
+
+def pd_impact(pd: Any) -> str:
+    """What a failing P/D side does to its deployment: every request through the router needs both sides."""
+    if not isinstance(pd, dict) or not pd.get("deployment"):
+        return ""
+    if pd.get("role") == "prefill":
+        return ("; this is the prefill side of P/D deployment %s: requests through its router stall (no KV is "
+                "computed for the decode side) until it serves again" % pd["deployment"])
+    return ("; this is the decode side of P/D deployment %s: requests through its router fail until it serves again"
+            % pd["deployment"])
 
 
 def main(argv: Optional[List[str]] = None, runner: Runner = run_command, clock: Callable[[], float] = time.time,

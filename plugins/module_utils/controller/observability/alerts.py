@@ -100,6 +100,12 @@ DEFAULTS: Tuple[Alert, ...] = (
           "the prefill side, so every prompt is computed twice and the decode side's latency suffers. Fix: check that "
           "the router runs in P/D mode (`vllm-pd-disaggregation` in router.json), that the prefill side serves, and "
           "the connector's errors in `docker logs vllm` on both sides (side channel, UCX)."),
+    Alert("pd_side_down", "InferopsVllmPdSideDown", "pd", "critical", "1m",
+          "The {{ $labels.pd_role }} side of P/D deployment {{ $labels.pd_deployment }} is down",
+          "No vLLM API of that side answers /metrics, and no model load is in progress there. Every request through "
+          "the deployment's router needs both sides: without a prefill side the requests stall (no KV is computed "
+          "for the decode side), without a decode side they fail. Fix: the watchdog restarts the side's nodes "
+          "(`journalctl -u vllm-watchdog`); read `docker logs vllm` there, else converge with --tags serve."),
     # --- router ---------------------------------------------------------------------------------------
     Alert("router_worker_unhealthy", "InferopsRouterWorkerUnhealthy", "router", "critical", "2m",
           "Router {{ $labels.node }} marks worker {{ $labels.worker }} unhealthy",
@@ -245,6 +251,9 @@ EXPRESSIONS: Dict[str, Callable[[Mapping[str, float]], str]] = {
         'sum by (cluster, pd_deployment) (rate(vllm:prompt_tokens_by_source_total{%s,pd_role="decode"}[10m])) > 0 '
         'unless on (cluster) sum by (cluster) (rate(vllm:prompt_tokens_by_source_total{%s,pd_role="decode",'
         'source="external_kv_transfer"}[10m])) > 0' % (VLLM, VLLM)),
+    # a side whose every target is down; its clusters in a model load (the watchdogs' grace) leave no series
+    "pd_side_down": lambda p: ('max by (pd_deployment, pd_role) (up{%s,pd_role!=""} unless on (cluster) (%s)) == 0'
+                               % (VLLM, GRACE)),
     "router_worker_unhealthy": lambda p: "vllm_router_worker_health{%s} == 0" % ROUTER,
     "router_circuit_open": lambda p: "vllm_router_cb_state{%s} == 1" % ROUTER,
     "router_down": lambda p: "up{%s} == 0" % ROUTER,
