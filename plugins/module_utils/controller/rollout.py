@@ -12,7 +12,7 @@ weights' commit the step served ("" where the cluster downloads from the Hub at 
 from __future__ import annotations
 
 import urllib.parse
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import ClusterError
 
@@ -79,15 +79,13 @@ def pd_deployments(summaries: Iterable[Mapping[str, Any]]) -> Dict[str, Dict[str
 def units(summaries: Iterable[Mapping[str, Any]]) -> List[List[str]]:
     """The clusters the rollout moves together, in order: the sides of a P/D deployment as one unit, since the NIXL
     handshake refuses sides on different vLLM builds and a rollback must take both back; every other cluster alone."""
-    summaries = [s for s in summaries if isinstance(s, Mapping) and s.get("name")]
-    sides = {name: side for role in pd_deployments(summaries).values() for side in role.values() for name in side}
-    grouped: Dict[str, List[str]] = {}
+    grouped: Dict[Tuple[str, str], Set[str]] = {}
     for s in summaries:
-        name = str(s["name"])
+        if not isinstance(s, Mapping) or not s.get("name"):
+            continue
         pd = s.get("pd") if isinstance(s.get("pd"), Mapping) else {}
-        key = "pd:%s" % pd["deployment"] if name in sides else "cluster:%s" % name
-        if name not in grouped.setdefault(key, []):
-            grouped[key].append(name)
+        key = ("pd", str(pd["deployment"])) if pd.get("deployment") else ("cluster", str(s["name"]))
+        grouped.setdefault(key, set()).add(str(s["name"]))
     return sorted(sorted(names) for names in grouped.values())
 
 
@@ -98,13 +96,14 @@ def downtime_problems(summaries: Iterable[Mapping[str, Any]], routers: Sequence[
     each stops serving while it moves: the clusters that no router fronts, and the P/D deployments (their router
     serves one deployment alone and cannot take a removed side back)."""
     summaries = list(summaries)
-    problems = [] if action == "restart" else _half_deployments(summaries)
+    deployments = pd_deployments(summaries)
+    problems = [] if action == "restart" else _half_deployments(deployments)
     verdict = accepted(allow)
     if verdict is None:
         return problems + [str(ClusterError(ALLOW_DOWNTIME, allow, "the rolling restart" if action == "restart"
                                             else "the upgrade", "not a boolean", "set true (accept the downtime) "
                                             "or false"))]
-    bare, deployments = unrouted(summaries, routers), pd_deployments(summaries)
+    bare = unrouted(summaries, routers)
     if verdict or not (bare or deployments):
         return problems
     allow = False if allow is None else allow
@@ -127,9 +126,9 @@ def downtime_problems(summaries: Iterable[Mapping[str, Any]], routers: Sequence[
     return problems
 
 
-def _half_deployments(summaries: Sequence[Mapping[str, Any]]) -> List[str]:
+def _half_deployments(deployments: Mapping[str, Mapping[str, List[str]]]) -> List[str]:
     """An upgrade limited to one side of a P/D deployment would leave its sides on different images or revisions."""
-    half = {name: sides for name, sides in pd_deployments(summaries).items() if len(sides) < 2}
+    half = {name: sides for name, sides in deployments.items() if len(sides) < 2}
     return [str(ClusterError(
         "--limit", ", ".join(c for side in sides.values() for c in side), "P/D deployment %s" % name,
         "the upgrade would move its %s side alone, and sides on different images or revisions cannot hand KV over"
