@@ -648,8 +648,4 @@ def _warnings(name, profile_name, profile, acc, layout, fabric, nodes, gpus, set
                            % node.host)
             if fabric.rdma and not node.hcas:
                 out.append("host %s: vllm_ib_hcas is unset; NCCL will use every HCA it finds" % node.host)
-    if settings.get("vllm_pd_role") and not fabric.rdma and fabric.name != "mnnvl":
-        out.extend("host %s: vllm_control_interface is unset; UCX will move this P/D side's KV over every interface "
-                   "that is up" % node.host for node in nodes
-                   if not node.interface and not disagg.loopback(node.address))
     return out

@@ -403,6 +403,15 @@ def _check_same_engine(cluster: Cluster,
                                    "set it in the cluster's group_vars, not in host_vars")
 
 
+def _ucx_notes(cluster: Cluster, compiled: Mapping[str, Tuple[Dict[str, Any], Dict[str, str], Dict[str, str]]]
+               ) -> List[str]:
+    """A P/D side over TCP whose node env names no UCX device: UCX then uses every interface that is up."""
+    if cluster.pd_way != "tcp":
+        return []
+    return ["host %s: vllm_control_interface is unset; UCX will move this P/D side's KV over every interface that "
+            "is up" % host for host, (_args, env, _sources) in compiled.items() if "UCX_NET_DEVICES" not in env]
+
+
 def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
     """{inventory host: launch} for every node of the cluster."""
     input_warnings = plain_input.check(cluster)
@@ -424,7 +433,7 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
         "all2all_backend": compiled[head.host][0].get("all2all-backend"),
         "moe_backend": compiled[head.host][0].get("moe-backend"),
         "tool_choices": tool_choices(compiled[head.host][0]),
-        "warnings": list(cluster.warnings) + input_warnings + list(capacity.warnings),
+        "warnings": list(cluster.warnings) + input_warnings + list(capacity.warnings) + _ucx_notes(cluster, compiled),
         "model": cluster.model.summary() if cluster.model is not None else None,
         "capacity": capacity.summary,
     }
