@@ -29,6 +29,9 @@ import health  # plugins/module_utils/node, on the path through lab_nodes
 from lab_nodes import (CLUSTERS, INVENTORY, KEY, ROOT, ROUTER, Client, container, docker, generate, http, image_of,
                        kill_vllm, router_workers, serves, wait_until_serving)
 
+sys.path.insert(0, str(ROOT / ".collections"))   # the collection as Ansible finds it (ansible.cfg)
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import kv_transfer  # noqa: E402
+
 PROMETHEUS = "http://127.0.1.1:18490"   # role vllm_prometheus on lab-node1 (inventories/lab)
 ENGINES_MISSING = "InferopsVllmEnginesMissing"
 STEPS = ["upgrade", "rollback", "restart", "heal", "rerun", "pd"]
@@ -461,10 +464,10 @@ def step_rerun(variant: str, figures: dict) -> None:
 
 
 def decode_kv_tokens() -> float:
-    """Prompt tokens whose KV the decode side (on lab-node3) took from the prefill side."""
+    """Prompt tokens whose KV the decode side (on lab-node3) took from the prefill side, read as the smoke test's
+    kv_transfer suite reads them."""
     _status, text = health.request(PD_DECODE + "/metrics", KEY, None, 10, limit=None)
-    return sum(float(line.rsplit(" ", 1)[1]) for line in str(text).splitlines()
-               if line.startswith("vllm:prompt_tokens_by_source_total{") and 'source="external_kv_transfer"' in line)
+    return kv_transfer.counters(str(text))["external_kv_transfer"]
 
 
 def step_pd(variant: str, figures: dict) -> None:
