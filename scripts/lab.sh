@@ -45,6 +45,11 @@ smoke() {
   for cluster in lab lab_dp; do
     grep -Eq '^\| fabric_check \| lab-node.* GB/s \(an earlier run, [0-9-]+T[0-9:]+Z\) \|$' "$REPORTS/$cluster/smoke.md" ||
       die "$cluster's smoke report does not name the deploy run's fabric check: $(grep 'fabric_check' "$REPORTS/$cluster/smoke.md")"
+    # every node's startup phases, read from its vLLM log: the head's API ready, each node's weights loaded
+    grep -Eq "^The API was ready on lab-node[13] [0-9.]+ s after the cluster's first container started" "$REPORTS/$cluster/smoke.md" ||
+      die "$cluster's smoke report has no startup phases: $(sed -n '/^## Startup/,/^## /p' "$REPORTS/$cluster/smoke.md")"
+    [[ $(grep -Ec '^\| lab-node[1-4] \| .* \| \+[0-9.]+ s \(took [0-9.]+ s\) \|' "$REPORTS/$cluster/smoke.md") == 2 ]] ||
+      die "$cluster's smoke report lacks a node's weights phase: $(sed -n '/^## Startup/,/^## /p' "$REPORTS/$cluster/smoke.md")"
   done
   # the lab's Prometheus (lab-node1): each target up or down; the test needs every one up
   [[ $ACTION == up ]] || targets_args=(--require-up)

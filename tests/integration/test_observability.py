@@ -119,7 +119,9 @@ def stack(tmp_path_factory):
         # the watchdog's file, as the node writes it for node_exporter's textfile collector
         textfiles = tmp / "textfile"
         textfiles.mkdir()
-        state = watchdog.State(last_probe={"ok": True, "time": time.time(), "latency_s": 0.2}, last_success=time.time())
+        state = watchdog.State(last_probe={"ok": True, "time": time.time(), "latency_s": 0.2}, last_success=time.time(),
+                               startup={"started_epoch": time.time() - 60, "complete": True,
+                                        "phases": {"weights_loaded": {"after_s": 19.7}, "api_ready": {"after_s": 32.4}}})
         (textfiles / "inferops-vllm-watchdog.prom").write_text(
             watchdog.render_prom(state, {"cluster": "lab", "rank": 0, "role": "head"}))
         procs.append(start([str(BIN / "prometheus-node-exporter"), "--web.listen-address=127.0.0.1:%d" % ports["node"],

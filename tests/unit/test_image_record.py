@@ -15,21 +15,21 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def upgraded() -> dict:
-    first = image_record.after_pull({}, OLD, "0.31.0")
-    return image_record.after_pull(first, NEW, "0.32.0")
+    first = image_record.after_pull({}, OLD, "0.31.0", "2026-12-01T10:00:00Z")
+    return image_record.after_pull(first, NEW, "0.32.0", "2026-12-05T10:00:00Z")
 
 
 def test_a_pull_keeps_the_digest_before_for_rollback():
     record = upgraded()
     assert record == {"current": NEW, "previous": OLD, "vllm_version": "0.32.0", "previous_vllm_version": "0.31.0",
-                      "failed": []}
+                      "failed": [], "pulled_at": "2026-12-05T10:00:00Z"}
     assert image_record.after_pull(record, NEW, "0.32.0") is record   # a converged node: no write
 
 
 def test_a_rollback_runs_the_previous_digest_again_and_marks_the_one_it_left():
     record = image_record.after_rollback(upgraded())
     assert record == {"current": OLD, "previous": None, "vllm_version": "0.31.0", "previous_vllm_version": None,
-                      "failed": [NEW]}
+                      "failed": [NEW], "pulled_at": None}
     # a second rollback has nothing older to go to and changes nothing
     assert image_record.after_rollback(record) == record
 

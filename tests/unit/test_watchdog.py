@@ -303,7 +303,7 @@ def test_run_once_restarts_through_the_runner_and_writes_the_files(tmp_path):
     cfg = dict(CFG, rank=0, role="head", model="m", data_parallel=2, probe_timeout=2, failures_before_restart=3,
                status_file=str(tmp_path / "watchdog.json"), prom_file=str(tmp_path / "watchdog.prom"))
     for _run in range(3):
-        d = wd.run_once(cfg, runner)
+        d = wd.run_once(cfg, runner, reader=lambda *_a: ([], "could not run docker: not here"))
     assert d.action == "restart" and ["restart", "vllm"] in calls
     status = json.loads((tmp_path / "watchdog.json").read_text())
     assert status["state"] == "restarting" and status["restarts_total"] == 1
@@ -320,8 +320,9 @@ def test_run_once_restarts_through_the_runner_and_writes_the_files(tmp_path):
 
 
 def test_script_runs_standalone_beside_health(tmp_path):
-    """On a node the script runs with only health.py and node_state.py beside it (no Ansible, no collection)."""
-    for name in ("scripts/watchdog.py", "node/health.py", "node/node_state.py"):
+    """On a node the script runs with only health.py, node_state.py and startup_log.py beside it (no Ansible, no
+    collection)."""
+    for name in ("scripts/watchdog.py", "node/health.py", "node/node_state.py", "node/startup_log.py"):
         shutil.copy(ROOT / "plugins/module_utils" / name, tmp_path / name.rpartition("/")[2])
     fake = tmp_path / "docker"
     fake.write_text("#!/bin/sh\necho 'Error: No such container: vllm' >&2\nexit 1\n")
@@ -332,3 +333,56 @@ def test_script_runs_standalone_beside_health(tmp_path):
                            str(tmp_path / "watchdog.json")], capture_output=True, text=True, check=False, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "state=failing action=none probe=FAILED" in done.stdout and "no container to restart" in done.stdout
+
+
+START_LOG = ["2020-01-01T00:00:03.000000000Z INFO Loading weights took 0.50 seconds",
+             "2020-01-01T00:00:20.000000000Z INFO torch.compile took 12.00 s in total"]
+READY_LOG = START_LOG + ["2020-01-01T00:00:30.500000000Z INFO:     Application startup complete."]
+
+
+def test_the_startup_is_read_until_complete_then_left_alone(tmp_path):
+    """While the start is not read whole the watchdog asks docker each run; the phases go to the textfile;
+    once complete a serving cluster costs one probe per run again; a new start is read afresh."""
+    calls, logs = [], [START_LOG]
+    started = ["2020-01-01T00:00:00Z"]
+
+    def runner(argv):
+        calls.append(argv[1])
+        return 0, json.dumps([{"State": {"Running": True, "StartedAt": started[0]}}]), ""
+
+    def reader(argv, max_lines, timeout, stop):
+        calls.append("logs")
+        assert argv[1:4] == ["logs", "--timestamps", "--since"] and timeout == wd.STARTUP_READ_TIMEOUT
+        return logs[0], ""
+
+    cfg = dict(CFG, rank=0, role="head", model="m", probe_timeout=1, failures_before_restart=10,
+               status_file=str(tmp_path / "s.json"),
+               prom_file=str(tmp_path / "w.prom"))
+    d = wd.run_once(cfg, runner, reader=reader)      # the API is still down: loading
+    assert calls == ["inspect", "logs"] and d.state.startup["complete"] is False
+    prom = (tmp_path / "w.prom").read_text().splitlines()
+    labels = 'cluster="lab",rank="0",role="head"'
+    assert 'inferops_vllm_startup_phase_seconds{%s,phase="compiled"} 20.0' % labels in prom
+    assert "inferops_vllm_startup_complete{%s} 0" % labels in prom
+    logs[0] = READY_LOG
+    d = wd.run_once(cfg, runner, reader=reader)
+    assert d.state.startup["complete"] and d.state.startup["phases"]["api_ready"]["after_s"] == 30.5
+    assert "inferops_vllm_startup_complete{%s} 1" % labels in (tmp_path / "w.prom").read_text().splitlines()
+    # complete and the state file keeps it: a failing probe asks docker, the same start is not read again
+    calls.clear()
+    d = wd.run_once(cfg, runner, reader=reader)
+    assert calls == ["inspect"] and d.state.startup["complete"]
+    started[0] = "2020-01-02T00:00:00Z"             # restarted: its log is read afresh (nothing since yet)
+    logs[0] = []
+    d = wd.run_once(cfg, runner, reader=reader)
+    assert calls[-1] == "logs" and d.state.startup["phases"] == {} and not d.state.startup["complete"]
+
+
+def test_startup_after_keeps_a_complete_start_and_counts_a_serving_cluster_as_complete():
+    prev = {"started_epoch": 100.0, "complete": True, "phases": {}}
+    same = wd.Container(exists=True, running=True, started_at=100.0)
+    assert wd.startup_after(prev, same, False, lambda _t: 1 / 0) is prev
+    assert wd.startup_after(prev, wd.Container(exists=True), True, lambda _t: 1 / 0) is prev
+    follower = wd.startup_after({}, same, True, lambda _t: {"phases": {}, "ready": False})
+    assert follower == {"phases": {}, "ready": False, "started_epoch": 100.0, "complete": True}
+    assert wd.startup_prom({}, "x") == []

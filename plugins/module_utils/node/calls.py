@@ -8,6 +8,7 @@ call bundled by node_read is validated exactly as the module validates it."""
 
 from __future__ import annotations
 
+import time
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import gpu_read, image_record, node_record, node_state
@@ -82,7 +83,8 @@ def image_record_apply(params: dict, run: Runner, which: Which, check_mode: bool
         found = node_state.images([params["ref"]], run, which("docker"))   # no docker yet: the pull says so
         pull_needed = not found[params["ref"]]["present"]
         if not pull_needed:
-            after = image_record.after_pull(before, params["ref"], params["vllm_version"])
+            after = image_record.after_pull(before, params["ref"], params["vllm_version"],
+                                            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     elif params["state"] == "rolled_back":
         after = image_record.after_rollback(before)
     # query only reads: a record with another mode is put right by the next present or rolled_back

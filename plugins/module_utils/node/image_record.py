@@ -5,7 +5,8 @@
 and the digests that a rollout rolled back, which a converge refuses unless told otherwise.
 
 Record: {"current": ref, "previous": ref | None, "vllm_version": str | None,
-         "previous_vllm_version": str | None, "failed": [ref, ...]}
+         "previous_vllm_version": str | None, "failed": [ref, ...],
+         "pulled_at": when the node first had current to run (UTC, the startup report's image phase) | None}
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ def failed_with(record: Record, ref: str) -> Optional[str]:
     return next((f for f in record.get("failed") or [] if digest(f) == digest(ref)), None)
 
 
-def after_pull(record: Record, ref: str, vllm_version: Optional[str]) -> Record:
-    """The record once the node has ref to run: unchanged when it already runs it."""
+def after_pull(record: Record, ref: str, vllm_version: Optional[str], now: Optional[str] = None) -> Record:
+    """The record once the node has ref to run (since `now`): unchanged when it already runs it."""
     if record.get("current") == ref:
         return record
     return {
+        "pulled_at": now,
         "current": ref,
         "previous": record.get("current"),
         "vllm_version": vllm_version,
@@ -45,6 +47,7 @@ def after_rollback(record: Record) -> Record:
     if record.get("current") and not failed_with(record, record["current"]):
         failed.append(record["current"])
     return {
+        "pulled_at": None,   # the previous image came long before: when, the record does not know
         "current": record["previous"],
         "previous": None,
         "vllm_version": record.get("previous_vllm_version"),

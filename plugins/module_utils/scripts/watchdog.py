@@ -8,8 +8,11 @@ generations and, after enough consecutive failures, restarts its own container.
 the container's start time and the clock. The rest reads those inputs, acts, and
 writes the status file, the Prometheus textfile and one log line.
 
-Stdlib only. The vllm_watchdog role deploys this file with health.py and node_state.py beside it and
-runs it from a systemd timer:  python3 watchdog.py --config /etc/inferops-vllm/watchdog.json"""
+It also keeps the node's last startup: the phases its vLLM log shows since the container's last start
+(startup_log.py), read on each run until the start is complete, and written as Prometheus series.
+
+Stdlib only. The vllm_watchdog role deploys this file with health.py, node_state.py and startup_log.py beside
+it and runs it from a systemd timer:  python3 watchdog.py --config /etc/inferops-vllm/watchdog.json"""
 
 from __future__ import annotations
 
@@ -26,16 +29,21 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 try:
-    from ansible_collections.inferops.vllm.plugins.module_utils.node import health, node_state
-except ImportError:  # on a node: health.py and node_state.py lie next to this script
+    from ansible_collections.inferops.vllm.plugins.module_utils.node import health, node_state, startup_log
+except ImportError:  # on a node: health.py, node_state.py and startup_log.py lie next to this script
     import health  # type: ignore[no-redef]
     import node_state  # type: ignore[no-redef]
+    import startup_log  # type: ignore[no-redef]
 
 KEEP_RESTARTS = 10
 # What the config file holds (the vllm_watchdog role writes it), besides the Policy fields.
 CONFIG_KEYS = ("cluster", "rank", "role", "endpoint", "model", "data_parallel", "container", "docker", "env_file",
                "api_key_env", "probe_timeout", "max_tokens", "status_file", "prom_file", "pd")
 Runner = Callable[[List[str]], Tuple[int, str, str]]
+# Reads a command's output lines, bounded (startup_log.read_lines): the container's log for its startup.
+LogReader = Callable[[List[str], int, float, str], Tuple[List[str], str]]
+# The startup read on each run stays short: the timer's next run reads again until the start is complete.
+STARTUP_READ_TIMEOUT = 20.0
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,8 @@ class State:
     last_answer: Optional[float] = None  # the last probe the head's API took at all (even a failure)
     gave_up_at: Optional[float] = None
     restarts: List[Dict[str, Any]] = field(default_factory=list)   # the last KEEP_RESTARTS
+    # the container's last start: its phases (startup_log.phases), started_epoch and complete
+    startup: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, data: Dict[str, Any]) -> "State":
@@ -316,7 +326,40 @@ def render_prom(state: State, cfg: Dict[str, Any]) -> str:
     lines += ["# HELP %s The watchdog's state (1 for the current one)." % full, "# TYPE %s gauge" % full]
     lines += ['%s{%s,state="%s"} %d' % (full, labels, name, int(state.state == name))
               for name in ("ok", "failing", "grace", "restarting", "gave_up")]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + startup_prom(state.startup, labels)) + "\n"
+
+
+def startup_prom(startup: Dict[str, Any], labels: str) -> List[str]:
+    """The last start's series: when it began, whether it is complete, and each phase the log showed."""
+    if not startup.get("started_epoch"):
+        return []
+    lines = ["# HELP inferops_vllm_startup_started_timestamp_seconds When the vLLM container last started (epoch).",
+             "# TYPE inferops_vllm_startup_started_timestamp_seconds gauge",
+             "inferops_vllm_startup_started_timestamp_seconds{%s} %s" % (labels, repr(float(startup["started_epoch"]))),
+             "# HELP inferops_vllm_startup_complete 1 once the last start's phases are all read (the cluster served).",
+             "# TYPE inferops_vllm_startup_complete gauge",
+             "inferops_vllm_startup_complete{%s} %d" % (labels, int(bool(startup.get("complete"))))]
+    phases = startup.get("phases") or {}
+    if phases:
+        lines += ["# HELP inferops_vllm_startup_phase_seconds Seconds from the container's last start to the end of "
+                  "each startup phase its vLLM log shows (docs/startup.md).",
+                  "# TYPE inferops_vllm_startup_phase_seconds gauge"]
+        lines += ['inferops_vllm_startup_phase_seconds{%s,phase="%s"} %s' % (labels, name, repr(float(p["after_s"])))
+                  for name, p in phases.items()]
+    return lines
+
+
+def startup_after(prev: Dict[str, Any], container: Container, serving: bool,
+                  read: Callable[[float], Dict[str, Any]]) -> Dict[str, Any]:
+    """The startup record after this run: the last one while it is complete for the same start, else the log
+    read again. A start is complete once its API said it was ready or the cluster served with it."""
+    if not container.exists or not container.started_at:
+        return prev
+    if prev.get("started_epoch") == container.started_at and prev.get("complete"):
+        return prev
+    record = dict(read(container.started_at), started_epoch=container.started_at)
+    record["complete"] = bool(record.get("ready")) or serving
+    return record
 
 
 def write_atomic(path: str, text: str, mode: int = 0o644) -> None:
@@ -358,7 +401,7 @@ def policy_from(cfg: Dict[str, Any]) -> Policy:
 # ---- main -------------------------------------------------------------------------------------
 
 def run_once(cfg: Dict[str, Any], runner: Runner = run_command, clock: Callable[[], float] = time.time,
-             sleep: Callable[[float], None] = time.sleep) -> Decision:
+             sleep: Callable[[float], None] = time.sleep, reader: LogReader = startup_log.read_lines) -> Decision:
     """One watchdog pass: probe, decide, act, record."""
     policy = policy_from(cfg)
     follower = int(cfg.get("rank", 0)) != 0
@@ -373,8 +416,10 @@ def run_once(cfg: Dict[str, Any], runner: Runner = run_command, clock: Callable[
             head_started = health.metric(cfg["endpoint"], "process_start_time_seconds", 5)
         except (urllib.error.URLError, socket.timeout, OSError, ValueError):
             head_started = None
-    # docker is asked only when the probe failed: a serving cluster costs one probe per run
-    container = Container(exists=True) if result.ok else docker.inspect(cfg["container"])
+    # docker is asked only when the probe failed or the last start is not read whole: a serving cluster costs
+    # one probe per run
+    startup_done = bool(prev.startup.get("complete"))
+    container = Container(exists=True) if result.ok and startup_done else docker.inspect(cfg["container"])
     decision = decide(prev, result, container, clock(), policy, follower, head_started)
     if decision.action == "wait":
         sleep(decision.delay)
@@ -387,6 +432,8 @@ def run_once(cfg: Dict[str, Any], runner: Runner = run_command, clock: Callable[
         if error:
             decision = replace(decision, reason="%s; docker %s FAILED: %s" % (decision.reason, decision.action, error))
             decision.state.restarts[-1]["error"] = error
+    decision.state.startup = startup_after(prev.startup, container, result.ok, lambda started: startup_log.read(
+        docker.binary, cfg["container"], started, timeout=STARTUP_READ_TIMEOUT, reader=reader))
     now = clock()
     write_atomic(cfg["status_file"], json.dumps(status_document(decision.state, decision, cfg, now), indent=2) + "\n")
     if cfg.get("prom_file"):
@@ -421,7 +468,7 @@ def pd_impact(pd: Any) -> str:
 
 
 def main(argv: Optional[List[str]] = None, runner: Runner = run_command, clock: Callable[[], float] = time.time,
-         sleep: Callable[[float], None] = time.sleep) -> int:
+         sleep: Callable[[float], None] = time.sleep, reader: LogReader = startup_log.read_lines) -> int:
     parser = argparse.ArgumentParser(description="Probe the vLLM cluster's API; restart this node's container "
                                                  "after consecutive failures.")
     parser.add_argument("--config", default="/etc/inferops-vllm/watchdog.json")
@@ -432,7 +479,7 @@ def main(argv: Optional[List[str]] = None, runner: Runner = run_command, clock: 
     except (OSError, ValueError) as exc:
         say("vllm-watchdog: cannot read %s: %s" % (args.config, exc), sys.stderr)
         return 2
-    decision = run_once(cfg, runner, clock, sleep)
+    decision = run_once(cfg, runner, clock, sleep, reader)
     say(log_line(cfg, decision))
     return 0
 

@@ -159,6 +159,9 @@ def cluster_overview(n: _Names, watchdog: bool, pd: bool = False) -> str:
                                  "{{cluster}} {{node}} {{state}}")], "short"),
             ("Watchdog restarts", [("max by (cluster, node) (%s{%s})" % (n("inferops_vllm_watchdog_restarts_total"), w),
                                     "{{cluster}} {{node}}")], "short"),
+            # the watchdog reads each node's last start from its vLLM log (docs/startup.md)
+            ("Last start: seconds to each phase", [("max by (cluster, node, phase) (%s{%s})" % (
+                n("inferops_vllm_startup_phase_seconds"), w), "{{cluster}} {{node}} {{phase}}")], "s"),
         ]))
     variables = [_variable_datasource(),
                  _variable_query("cluster", "Cluster", 'label_values(up{job="inferops_vllm"}, cluster)')]

@@ -76,10 +76,12 @@ ROUTER: Tuple[Metric, ...] = (
 
 
 def _watchdog_table() -> Tuple[Metric, ...]:
-    """The watchdog's own exposition, read from what it writes for a fresh state: the table cannot drift."""
+    """The watchdog's own exposition, read from what it writes for a fresh state with a start read: the table
+    cannot drift."""
     kinds: Dict[str, str] = {}
     helps: Dict[str, str] = {}
-    for line in watchdog.render_prom(watchdog.State(), {}).splitlines():
+    started = watchdog.State(startup={"started_epoch": 1.0, "phases": {"api_ready": {"after_s": 1.0}}})
+    for line in watchdog.render_prom(started, {}).splitlines():
         parts = line.split(" ", 3)
         if line.startswith("# TYPE "):
             kinds[parts[2]] = parts[3]

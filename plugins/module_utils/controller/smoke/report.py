@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import fabric
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import capacity
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.smoke import startup
 
 DEFINITIONS = {
     "ttft_s": "time to first token: request sent -> first chunk with content, reasoning or a tool call",
@@ -126,6 +127,7 @@ def markdown(report: Dict[str, Any]) -> str:
     lines += ["## Environment", "", "| item | value |", "|---|---|"]
     lines += ["| %s | %s |" % (k, "; ".join("%s: %s" % kv for kv in v.items()) if isinstance(v, dict) else v)
               for k, v in env.items()]
+    lines += startup.markdown(report.get("startup") or {})
     lanes = report["tool_calls"].get("lanes") or []
     if lanes:
         lines += ["", "## Tool calls", "",
@@ -249,12 +251,15 @@ def write(report: Dict[str, Any], directory: str, stem: str = "smoke") -> Dict[s
     return paths
 
 
-def amend(json_path: str, environment: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, str]]:
-    """Add environment items to a written report (what the nodes said after the run)
-    and write its JSON and Markdown again."""
+def amend(json_path: str, environment: Dict[str, Any],
+          node_startup: Optional[Dict[str, Any]] = None) -> Tuple[Dict[str, Any], Dict[str, str]]:
+    """Add what the nodes said after the run to a written report - environment items and their startup
+    phases - and write its JSON and Markdown again."""
     with open(json_path, encoding="utf-8") as fh:
         full = json.load(fh)
     full["environment"].update(environment)
+    if node_startup:
+        full["startup"] = startup.cluster(node_startup)
     paths = {"json": json_path, "md": os.path.splitext(json_path)[0] + ".md"}
     with open(paths["json"], "w", encoding="utf-8") as fh:
         json.dump(full, fh, indent=1, default=str)
