@@ -126,7 +126,12 @@ def time_engine(url, base, concurrency):
     seconds = time.monotonic() - started
     assert result["fetched_files"] == len(result["missing_files"]) and result["changed"]
     shutil.rmtree(node, ignore_errors=True)
+    FLUSH.setdefault(concurrency, []).append(result["flush_seconds"] / seconds)
     return seconds
+
+
+# Each engine run's flush and fsync wait (summed over its blobs) as a share of its wall time, by concurrency.
+FLUSH = {}
 
 
 def main():
@@ -189,6 +194,9 @@ def main():
                      report["ratio_c1_same_work"]))
         print("  %-26s %8.1f" % ("engine (concurrency %d)" % args.concurrency, mbps["engine"]))
         print("  %-26s %8.1f" % ("engine (concurrency 1)", mbps["engine_c1"]))
+        report["flush_share"] = {c: round(statistics.median(v), 3) for c, v in FLUSH.items()}
+        print("  the engine's wait in flush+fsync (summed over blobs) / its wall time: %s" % ", ".join(
+            "concurrency %d %.2f" % kv for kv in sorted(report["flush_share"].items())))
         print("  load average %s on %d CPUs" % (" ".join(report["load"]), os.cpu_count()))
         if args.json:
             Path(args.json).write_text(json.dumps(report, indent=2) + "\n")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks: print figures, never pass/fail. Results land in reports/bench/*.json;
 # docs/benchmarks.md records them with the machine and the date.
-# usage: scripts/bench.sh [fidelity|converge|converge27|fanout|weights ...]   (default: fidelity, converge, fanout)
+# usage: scripts/bench.sh [fidelity|converge|converge27|fanout|weights|startup ...]   (default: fidelity, converge, fanout)
 #        scripts/bench.sh plan | daytwo | heal   (each on its own)
 #        INFEROPS_BENCH_ROUNDS=N sets the interleaved A/B rounds (fidelity 7, fleet 3)
 #        INFEROPS_BENCH_SETTINGS=shipped,... limits the converge bench's settings (bench/fleet.py)
@@ -20,6 +20,10 @@
 #             nodes (bench/fleet.py weights); then model_fetch's engine against curl -o /dev/null,
 #             curl -o FILE and curl -o FILE + sha256sum -c from one docker-registry on loopback: MB/s
 #             and the ratios (bench/weights_bench.py; INFEROPS_BENCH_WEIGHTS_MB=N per shard, 3 shards)
+#   startup   one node's startup phases (the lab image, the tiny K3 model; the lab's eager launch and one with
+#             torch.compile) from an empty cache root against the cache root a cold start left, the phases read
+#             from the container's log as the smoke report reads them; and `vllm bench startup` cold/warm
+#             (bench/startup_bench.py; INFEROPS_BENCH_ROUNDS=N, default 2)
 #   heal      on the lab (scripts/lab.sh up, then down): N trials of every fault in tests/lab/faults.py (a
 #             follower, the head or both nodes killed in each shape, a follower node restarted) with a steady
 #             client through the router: seconds until the cluster serves on every rank, the watchdogs'
@@ -89,9 +93,15 @@ for bench in "${BENCHES[@]}"; do
         --shard-mb "${INFEROPS_BENCH_WEIGHTS_MB:-128}" --json "$OUT/weights.json"
       fleet+=(weights)
       ;;
+    startup)
+      timed start_dockerd
+      timed build_lab_image
+      log "bench: startup phases, cold and with a copied cache root; vllm bench startup"
+      python3 bench/startup_bench.py --image "$LAB_IMAGE" --rounds "${INFEROPS_BENCH_ROUNDS:-2}" --json "$OUT/startup.json"
+      ;;
     converge | converge27 | fanout) fleet+=("$bench") ;;
     plan | daytwo | heal) die "run the $bench bench on its own: scripts/bench.sh $bench" ;;
-    *) die "unknown benchmark $bench (fidelity, converge, fanout, weights, plan, daytwo, heal)" ;;
+    *) die "unknown benchmark $bench (fidelity, converge, fanout, weights, startup, plan, daytwo, heal)" ;;
   esac
 done
 

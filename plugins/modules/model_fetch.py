@@ -213,6 +213,12 @@ seconds:
   description: Wall time of the run.
   type: float
   returned: state present
+flush_seconds:
+  description:
+    - Time the fetch waited for the disk (each blob's flush and fsync before its rename), summed over the blobs;
+      with one blob at a time, its share of RV(seconds) is the disk's share of the run.
+  type: float
+  returned: state present, when it fetched
 throughput_mbps:
   description: Megabytes (10^6 bytes) per second moved by this run.
   type: float

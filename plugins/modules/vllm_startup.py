@@ -84,16 +84,7 @@ startup:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils.node import node_record, node_state, startup_log
-
-
-def records(image_path, model_path):
-    """When the node recorded its image and verified its weights (None where it did not, or there is no record)."""
-    image = node_record.read(image_path) if image_path else None
-    model = node_record.read(model_path) if model_path else None
-    current = (model or {}).get("current")
-    return {"image_pulled_at": (image or {}).get("pulled_at"),
-            "weights_staged_at": current.get("verified_at") if isinstance(current, dict) else None}
+from ansible_collections.inferops.vllm.plugins.module_utils.node import node_state, startup_log
 
 
 def main():
@@ -105,7 +96,7 @@ def main():
         "timeout": {"type": "int", "default": 60},
     }, supports_check_mode=True)
     p = module.params
-    startup = records(p["image_record"], p["model_record"])
+    startup = startup_log.recorded(p["image_record"], p["model_record"])
     docker = module.get_bin_path("docker")
     rc, out, err = module.run_command([docker, "container", "inspect", p["container"]]) if docker else (1, "", "")
     found = node_state.parse_container_inspect(out) if rc == 0 else {}

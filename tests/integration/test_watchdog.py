@@ -1,6 +1,7 @@
 """The watchdog script's main() against the fault server (healthy, hung, dead engine) and
 one real vLLM server, with a fake `docker` on PATH: the only fault-injection mock here.
-It records its argv and answers `docker inspect` with the start time the test sets."""
+It records its argv, answers `docker inspect` with the start time the test sets and `docker logs` with the
+log lines it sets (the container's startup, which the watchdog reads until the start is complete)."""
 import json
 import os
 import time
@@ -18,6 +19,7 @@ FAKE_DOCKER = """#!/bin/sh
 echo "$*" >> "$FAKE_DOCKER_DIR/calls"
 case "$1" in
   inspect) cat "$FAKE_DOCKER_DIR/inspect.json" ;;
+  logs) cat "$FAKE_DOCKER_DIR/logs.txt" 2>/dev/null ;;
   restart|start) echo "$2" ;;
   *) echo "fake docker: $1 unknown" >&2; exit 1 ;;
 esac
@@ -51,6 +53,7 @@ class Node:
         (tmp_path / "vllm.env").write_text("# Managed by inferops.vllm\nVLLM_API_KEY=wd-key\n")
 
     def container(self, started_at, running=True):
+        self.logs = "logs --timestamps --since %.3f vllm" % watchdog.node_state.docker_time(rfc3339(started_at))
         state = {"Running": running, "Status": "running" if running else "exited", "StartedAt": rfc3339(started_at)}
         (self.dir / "inspect.json").write_text(json.dumps([{"Name": "/vllm", "State": state}]))
 
@@ -72,14 +75,21 @@ class Node:
 def test_healthy_cluster_is_ok_and_touches_nothing(tmp_path, monkeypatch, capsys):
     with fault_server.start() as server:
         node = Node(tmp_path, monkeypatch, server.url, fault_server.MODEL, data_parallel=2)
+        started = time.time() - 86400
+        node.container(started_at=started)
+        (tmp_path / "logs.txt").write_text("%s INFO Loading weights took 0.50 seconds\n%s INFO:     Application startup "
+                                           "complete.\n" % (rfc3339(started + 10), rfc3339(started + 42.5)))
         for _run in range(3):
             _took, line, status = node.run(capsys)
         sent = list(server.RequestHandlerClass.requests)
     assert status["state"] == "ok" and status["consecutive_failures"] == 0 and status["last_probe"]["ok"]
-    assert "state=ok action=none probe=ok" in line and node.calls() == []   # docker is not even asked
+    # docker is asked once, for the container's start; then not at all
+    assert "state=ok action=none probe=ok" in line and node.calls() == ["inspect --type container vllm", node.logs]
+    assert status["startup"]["complete"] and status["startup"]["phases"]["api_ready"]["after_s"] == 42.5
     assert len(sent) == 6 and all(r["temperature"] == 0 and r["max_tokens"] == 4 for r in sent)   # 2 per run
     prom = (tmp_path / "watchdog.prom").read_text()
     assert 'inferops_vllm_watchdog_up{cluster="t",rank="0",role="head"} 1' in prom
+    assert 'inferops_vllm_startup_phase_seconds{cluster="t",rank="0",role="head",phase="weights_loaded"} 10.0' in prom
 
 
 def test_hung_engine_is_caught_within_the_deadline_and_restarted_after_k_runs(tmp_path, monkeypatch, capsys):
@@ -90,7 +100,7 @@ def test_hung_engine_is_caught_within_the_deadline_and_restarted_after_k_runs(tm
         took, line, status = node.run(capsys)
         assert took < node.cfg["probe_timeout"] + 2
         assert status["state"] == "failing" and "no answer within 3s" in status["last_probe"]["detail"]
-        assert node.calls() == ["inspect --type container vllm"]
+        assert node.calls() == ["inspect --type container vllm", node.logs]   # loading: its start is read
         took, line, status = node.run(capsys)
         assert took < node.cfg["probe_timeout"] + 2
         assert status["state"] == "restarting" and status["restarts_total"] == 1 and "action=restart" in line
@@ -143,9 +153,10 @@ def real_vllm(tmp_path_factory):
 def test_real_vllm_serving_is_ok(real_vllm, tmp_path, monkeypatch, capsys):
     """The key comes from the env file; the tiny K3 model's text may be all reasoning."""
     node = Node(tmp_path, monkeypatch, real_vllm.url, "tiny-k3", probe_timeout=60)
-    _took, line, status = node.run(capsys)
-    assert status["state"] == "ok", line
-    assert node.calls() == []
+    for _run in range(2):
+        _took, line, status = node.run(capsys)
+        assert status["state"] == "ok", line
+    assert node.calls() == ["inspect --type container vllm", node.logs]   # the first run reads the start, once
 
 
 def test_real_vllm_stale_follower_restarts_at_once(real_vllm, tmp_path, monkeypatch, capsys):
@@ -164,4 +175,4 @@ def test_real_vllm_stale_follower_restarts_at_once(real_vllm, tmp_path, monkeypa
     node2 = Node(tmp_path / "n2", monkeypatch, real_vllm.url, "no-such-model", rank=1, role="follower")
     node2.container(started_at=head_started - 5)
     _took, line, status = node2.run(capsys)
-    assert status["state"] == "grace" and node2.calls() == ["inspect --type container vllm"], line
+    assert status["state"] == "grace" and node2.calls() == ["inspect --type container vllm", node2.logs], line

@@ -149,3 +149,17 @@ def test_a_cpu_start_whose_compile_is_aot():
     hit = startup_log.phases([lines[0], "2026-12-05T18:47:44.000000000Z (Worker pid=30) INFO [decorators.py:320] "
                               "[backbone] Directly load AOT compilation from path /root/.cache/vllm/x"], 0.0)
     assert hit["compile_cache"] == "hit" and "compiled" in hit["phases"]
+
+
+def test_the_records_give_the_phases_before_the_container_and_no_link_is_followed(tmp_path):
+    image, model = tmp_path / "image.json", tmp_path / "model.json"
+    image.write_text('{"current": "r/v@sha256:%s", "pulled_at": "2026-12-05T18:20:00Z"}' % ("a" * 64))
+    model.write_text('{"current": {"revision": "%s", "verified_at": "2026-12-05T18:29:00Z"}}' % ("1" * 40))
+    assert startup_log.recorded(str(image), str(model)) == {"image_pulled_at": "2026-12-05T18:20:00Z",
+                                                            "weights_staged_at": "2026-12-05T18:29:00Z"}
+    link = tmp_path / "link.json"
+    link.symlink_to(image)
+    torn = tmp_path / "torn.json"
+    torn.write_text('{"current": ')
+    assert startup_log.recorded(str(link), str(torn)) == {"image_pulled_at": None, "weights_staged_at": None}
+    assert startup_log.recorded("", str(tmp_path / "none.json")) == {"image_pulled_at": None, "weights_staged_at": None}

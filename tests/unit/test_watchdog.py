@@ -355,15 +355,19 @@ def test_the_startup_is_read_until_complete_then_left_alone(tmp_path):
         assert argv[1:4] == ["logs", "--timestamps", "--since"] and timeout == wd.STARTUP_READ_TIMEOUT
         return logs[0], ""
 
+    (tmp_path / "image.json").write_text('{"pulled_at": "2019-12-31T23:00:00Z"}')
     cfg = dict(CFG, rank=0, role="head", model="m", probe_timeout=1, failures_before_restart=10,
-               status_file=str(tmp_path / "s.json"),
-               prom_file=str(tmp_path / "w.prom"))
+               status_file=str(tmp_path / "s.json"), prom_file=str(tmp_path / "w.prom"),
+               records={"image": str(tmp_path / "image.json"), "model": str(tmp_path / "model.json")})
     d = wd.run_once(cfg, runner, reader=reader)      # the API is still down: loading
     assert calls == ["inspect", "logs"] and d.state.startup["complete"] is False
     prom = (tmp_path / "w.prom").read_text().splitlines()
     labels = 'cluster="lab",rank="0",role="head"'
     assert 'inferops_vllm_startup_phase_seconds{%s,phase="compiled"} 20.0' % labels in prom
     assert "inferops_vllm_startup_complete{%s} 0" % labels in prom
+    # the image record's time; no weights record, no series
+    assert "inferops_vllm_startup_image_pulled_timestamp_seconds{%s} 1577833200.0" % labels in prom
+    assert not [line for line in prom if "weights_staged" in line]
     logs[0] = READY_LOG
     d = wd.run_once(cfg, runner, reader=reader)
     assert d.state.startup["complete"] and d.state.startup["phases"]["api_ready"]["after_s"] == 30.5

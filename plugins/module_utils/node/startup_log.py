@@ -13,6 +13,7 @@ Stdlib only, Python 3.9: the watchdog runs it on the node beside node_state.py.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
@@ -83,6 +84,32 @@ def phases(lines: Iterable[str], started_at: float) -> Dict[str, object]:
             found[name] = entry
     return {"started_at": _iso(started_at), "phases": {n: found[n] for n in PHASE_NAMES if n in found},
             "compile_cache": cache, "ready": READY in found}
+
+
+def _record(path: str) -> Dict[str, object]:
+    """A node's JSON record, read without following a link; {} where there is none or it is not one."""
+    if not path:
+        return {}
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return {}
+    try:
+        with os.fdopen(fd, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def recorded(image_record: str, model_record: str) -> Dict[str, Optional[str]]:
+    """The two phases before the container, from the node's records: when the node first had the image it runs
+    (image.json's pulled_at) and when it verified the weights it serves (model.json's current.verified_at)."""
+    current = _record(model_record).get("current")
+    pulled = _record(image_record).get("pulled_at")
+    staged = current.get("verified_at") if isinstance(current, dict) else None
+    return {"image_pulled_at": pulled if isinstance(pulled, str) else None,
+            "weights_staged_at": staged if isinstance(staged, str) else None}
 
 
 def read_lines(argv: List[str], max_lines: int = MAX_LINES, timeout: float = TIMEOUT,

@@ -312,6 +312,7 @@ class _Transfer:
         self.name, self.partial = f["etag"], f["etag"] + w.INCOMPLETE
         self.where = w.blob_path(cache_root, repo, f["etag"]) + w.INCOMPLETE
         self.moved = 0
+        self.flush_s = 0.0      # waited in flush and fsync: the disk's share of this blob's time
         self.from_zero = False  # after a 416 or a wrong range: the whole blob, once
 
     def failure(self, why: str, fix: str) -> FetchError:
@@ -367,8 +368,10 @@ class _Transfer:
                 finally:
                     resp.close()
             out.truncate(have)
+            flushing = time.monotonic()
             out.flush()
             os.fsync(out.fileno())
+            self.flush_s += time.monotonic() - flushing
         if have != self.size:
             raise _Again("the registry sent %d of %d bytes" % (have, self.size))
         sha256, sha1 = hashes[0], hashes[1] if len(hashes) > 1 else None
@@ -809,10 +812,10 @@ def _staged(reg: BoundedRegistry, cache_root: str, manifest: w.Manifest, digest:
         for path in plan["remove"]:
             if os.path.dirname(path) == blobs_dir:
                 remove_entry(dirs.blobs, os.path.basename(path))
-        if plan["fetch"]:
+        transfers = [_Transfer(reg, cache_root, repo, f, dirs.blobs, bounds) for f in plan["fetch"]]
+        if transfers:
             with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-                moved = sum(pool.map(lambda f: fetch_blob(reg, cache_root, repo, f, retries, blobs_fd=dirs.blobs,
-                                                          bounds=bounds), plan["fetch"]))
+                moved = sum(pool.map(lambda t: t.run(retries, 0.5), transfers))
         link_snapshot(cache_root, manifest, plan["link"], dirs)
     # what was fetched was checked in the stream; the rest was checked by plan_fetch
     after = w.plan_fetch(cache_root, manifest, "size")
@@ -825,7 +828,8 @@ def _staged(reg: BoundedRegistry, cache_root: str, manifest: w.Manifest, digest:
     if record_changes:
         write_record(record_path, new_record)
     pruned = prune(cache_root, repo, new_record, keep)
-    return dict(_summary(plan, digest, record_changes, pruned), fetched_bytes=moved, record=new_record)
+    return dict(_summary(plan, digest, record_changes, pruned), fetched_bytes=moved, record=new_record,
+                flush_seconds=round(sum(t.flush_s for t in transfers), 3))
 
 
 def verified(repo: str, revision: str, cache_root: str, record_path: str, verify: str = "size") -> Dict[str, Any]:

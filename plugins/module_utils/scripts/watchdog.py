@@ -38,7 +38,7 @@ except ImportError:  # on a node: health.py, node_state.py and startup_log.py li
 KEEP_RESTARTS = 10
 # What the config file holds (the vllm_watchdog role writes it), besides the Policy fields.
 CONFIG_KEYS = ("cluster", "rank", "role", "endpoint", "model", "data_parallel", "container", "docker", "env_file",
-               "api_key_env", "probe_timeout", "max_tokens", "status_file", "prom_file", "pd")
+               "api_key_env", "probe_timeout", "max_tokens", "status_file", "prom_file", "records", "pd")
 Runner = Callable[[List[str]], Tuple[int, str, str]]
 # Reads a command's output lines, bounded (startup_log.read_lines): the container's log for its startup.
 LogReader = Callable[[List[str], int, float, str], Tuple[List[str], str]]
@@ -339,6 +339,13 @@ def startup_prom(startup: Dict[str, Any], labels: str) -> List[str]:
              "# HELP inferops_vllm_startup_complete 1 once the last start's phases are all read (the cluster served).",
              "# TYPE inferops_vllm_startup_complete gauge",
              "inferops_vllm_startup_complete{%s} %d" % (labels, int(bool(startup.get("complete"))))]
+    for key, name, text in (("image_pulled_at", "image_pulled", "the node first had the image it runs"),
+                            ("weights_staged_at", "weights_staged", "the node verified the weights it serves")):
+        stamp = node_state.docker_time(startup.get(key))
+        if stamp is not None:
+            full = "inferops_vllm_startup_%s_timestamp_seconds" % name
+            lines += ["# HELP %s When %s (epoch; its record)." % (full, text), "# TYPE %s gauge" % full,
+                      "%s{%s} %s" % (full, labels, repr(float(stamp)))]
     phases = startup.get("phases") or {}
     if phases:
         lines += ["# HELP inferops_vllm_startup_phase_seconds Seconds from the container's last start to the end of "
@@ -432,8 +439,12 @@ def run_once(cfg: Dict[str, Any], runner: Runner = run_command, clock: Callable[
         if error:
             decision = replace(decision, reason="%s; docker %s FAILED: %s" % (decision.reason, decision.action, error))
             decision.state.restarts[-1]["error"] = error
-    decision.state.startup = startup_after(prev.startup, container, result.ok, lambda started: startup_log.read(
-        docker.binary, cfg["container"], started, timeout=STARTUP_READ_TIMEOUT, reader=reader))
+    records = cfg.get("records") or {}
+    # a container it just (re)started has a new start: the next run reads that one
+    decision.state.startup = prev.startup if decision.action in ("restart", "start") else startup_after(
+        prev.startup, container, result.ok, lambda started: dict(
+        startup_log.read(docker.binary, cfg["container"], started, timeout=STARTUP_READ_TIMEOUT, reader=reader),
+        **startup_log.recorded(records.get("image", ""), records.get("model", ""))))
     now = clock()
     write_atomic(cfg["status_file"], json.dumps(status_document(decision.state, decision, cfg, now), indent=2) + "\n")
     if cfg.get("prom_file"):

@@ -80,7 +80,9 @@ def _watchdog_table() -> Tuple[Metric, ...]:
     cannot drift."""
     kinds: Dict[str, str] = {}
     helps: Dict[str, str] = {}
-    started = watchdog.State(startup={"started_epoch": 1.0, "phases": {"api_ready": {"after_s": 1.0}}})
+    started = watchdog.State(startup={"started_epoch": 1.0, "phases": {"api_ready": {"after_s": 1.0}},
+                                      "image_pulled_at": "1970-01-01T00:00:01Z",
+                                      "weights_staged_at": "1970-01-01T00:00:01Z"})
     for line in watchdog.render_prom(started, {}).splitlines():
         parts = line.split(" ", 3)
         if line.startswith("# TYPE "):
