@@ -440,11 +440,14 @@ def run_once(cfg: Dict[str, Any], runner: Runner = run_command, clock: Callable[
             decision = replace(decision, reason="%s; docker %s FAILED: %s" % (decision.reason, decision.action, error))
             decision.state.restarts[-1]["error"] = error
     records = cfg.get("records") or {}
+
+    def read_start(started: float) -> Dict[str, Any]:
+        return dict(startup_log.read(docker.binary, cfg["container"], started, timeout=STARTUP_READ_TIMEOUT,
+                                     reader=reader),
+                    **startup_log.recorded(records.get("image", ""), records.get("model", "")))
     # a container it just (re)started has a new start: the next run reads that one
-    decision.state.startup = prev.startup if decision.action in ("restart", "start") else startup_after(
-        prev.startup, container, result.ok, lambda started: dict(
-        startup_log.read(docker.binary, cfg["container"], started, timeout=STARTUP_READ_TIMEOUT, reader=reader),
-        **startup_log.recorded(records.get("image", ""), records.get("model", ""))))
+    decision.state.startup = (prev.startup if decision.action in ("restart", "start")
+                              else startup_after(prev.startup, container, result.ok, read_start))
     now = clock()
     write_atomic(cfg["status_file"], json.dumps(status_document(decision.state, decision, cfg, now), indent=2) + "\n")
     if cfg.get("prom_file"):
