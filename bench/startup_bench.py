@@ -5,7 +5,7 @@ with the cache root another container left (what a site compile cache would hand
 Each container runs the lab image with the tiny K3 model mounted read-only and its cache root
 (/root/.cache/vllm, with Inductor and Triton under it, as vllm_serve mounts it) on a host folder; the phases come
 from its log through module_utils/node/startup_log.py, as the smoke report and the watchdog read them. Rounds
-alternate cold and copied so that load drifts hit both. Launches: the lab's (eager) and the same without
+run cold, copied, then empty again with a warm page cache (KINDS). Launches: the lab's (eager) and the same without
 --enforce-eager (torch.compile on the CPU). Figures only; no asserts.
 
 usage: python3 bench/startup_bench.py [--image IMAGE] [--rounds 2] [--json FILE] [--no-bench-startup]
@@ -25,6 +25,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / ".collections"))
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import node_state, startup_log  # noqa: E402
+
+# In each round: a cold start, a start from the cache root it left, then a start from an empty cache root again,
+# whose files (image layers, Python) the first two left in the page cache: copied against it is the cache root's
+# own worth, cold against it the page cache's.
+KINDS = ("cold", "copied", "empty_warm")
 
 MODEL = ROOT / "tests/models/k3/tiny-k3"
 CACHE = "/root/.cache/vllm"
@@ -94,22 +99,25 @@ def main() -> None:
     opts = parser.parse_args()
     report = {"image": opts.image, "rounds": opts.rounds, "launches": {}}
     for label, args in LAUNCHES.items():
-        rows = {"cold": [], "copied": []}
+        rows = {kind: [] for kind in KINDS}
         for _round in range(opts.rounds):
             with tempfile.TemporaryDirectory() as tmp:
-                cold, copied = Path(tmp, "cold"), Path(tmp, "copied")
+                cold, copied, empty = Path(tmp, "cold"), Path(tmp, "copied"), Path(tmp, "empty")
                 cold.mkdir()
+                empty.mkdir()
                 rows["cold"].append(start(opts.image, args, cold))
                 shutil.copytree(cold, copied, symlinks=True)    # the cache root as the cold start left it
                 rows["copied"].append(start(opts.image, args, copied))
+                rows["empty_warm"].append(start(opts.image, args, empty))
         figures = {}
         for phase in startup_log.PHASE_NAMES:
-            cold_s = [after(r, phase) for r in rows["cold"] if after(r, phase) is not None]
-            copied_s = [after(r, phase) for r in rows["copied"] if after(r, phase) is not None]
-            if cold_s and copied_s:
-                figures[phase] = {"cold_s": round(statistics.median(cold_s), 2),
-                                  "copied_s": round(statistics.median(copied_s), 2),
-                                  "ratio": round(statistics.median(copied_s) / statistics.median(cold_s), 3)}
+            med = {k: statistics.median([after(r, phase) for r in v if after(r, phase) is not None] or [0.0])
+                   for k, v in rows.items()}
+            if all(med.values()):
+                figures[phase] = {"cold_s": round(med["cold"], 2), "copied_s": round(med["copied"], 2),
+                                  "empty_warm_s": round(med["empty_warm"], 2),
+                                  "ratio": round(med["copied"] / med["cold"], 3),
+                                  "ratio_warm": round(med["copied"] / med["empty_warm"], 3)}
         report["launches"][label] = {"phases": figures, "compile_cache": {
             k: [r["compile_cache"] for r in v] for k, v in rows.items()}}
         if not opts.no_bench_startup:
@@ -117,10 +125,12 @@ def main() -> None:
     for label, data in report["launches"].items():
         print("\n%s: seconds from the container's start (median of %d), with the cache root a cold start left"
               % (label, opts.rounds))
-        print("  %-16s %8s %8s %7s" % ("phase", "cold", "copied", "ratio"))
+        print("  %-16s %8s %8s %11s %16s %18s" % ("phase", "cold", "copied", "empty again", "copied / cold",
+                                                   "copied / empty again"))
         for phase, f in data["phases"].items():
-            print("  %-16s %8.1f %8.1f %6.2fx" % (phase, f["cold_s"], f["copied_s"], f["ratio"]))
-        print("  torch.compile cache: cold %s, copied %s" % (data["compile_cache"]["cold"], data["compile_cache"]["copied"]))
+            print("  %-16s %8.1f %8.1f %11.1f %15.2fx %17.2fx" % (phase, f["cold_s"], f["copied_s"], f["empty_warm_s"],
+                                                               f["ratio"], f["ratio_warm"]))
+        print("  torch.compile cache: %s" % ", ".join("%s %s" % kv for kv in data["compile_cache"].items()))
         own = data.get("vllm_bench_startup")
         if own and "error" not in own:
             avg = {k[len("avg_"):-len("_time")]: v for k, v in own.items() if k.startswith("avg_")}

@@ -117,7 +117,7 @@ def test_the_report_section_names_the_cluster_and_the_slowest_node():
     assert section["compile_cache"] == ["miss"]
     text = "\n".join(startup.markdown(section))
     assert "The API was ready on n1 35.4 s after the cluster's first container started (n2, 2026-12-05T18:29:58.000Z)." in text
-    assert "| n1 | 2026-12-05T18:20:00Z | 2026-12-05T18:29:00Z | 2026-12-05T18:30:00.000Z | +2.2 s | +9.5 s (took 0.5 s) |" in text
+    assert "| n1 | 2026-12-05T18:20:00Z | 2026-12-05T18:29:00Z | 2026-12-05T18:30:00.000Z | +2.2 s | +9.5 s (took 0.52 s) |" in text
     assert "| n3 | - | - | not read: no container vllm: No such container |" in text
     assert "n2: the log read stopped after 60 s." in text
     rows = [line for line in text.splitlines() if line.startswith("| n")]

@@ -43,7 +43,8 @@ def _cell(entry: Optional[Dict[str, Any]]) -> str:
     if not entry:
         return "-"
     took = entry.get("took_s")
-    return "+%.1f s%s" % (entry["after_s"], " (took %.1f s)" % took if took is not None else "")
+    shown = "" if took is None else " (took %s s)" % ("%.1f" % took if took >= 1 else "%.2f" % took)
+    return "+%.1f s%s" % (entry["after_s"], shown)
 
 
 def markdown(section: Startup) -> List[str]:
