@@ -125,11 +125,11 @@ def main() -> None:
     for label, data in report["launches"].items():
         print("\n%s: seconds from the container's start (median of %d), with the cache root a cold start left"
               % (label, opts.rounds))
-        print("  %-16s %8s %8s %11s %16s %18s" % ("phase", "cold", "copied", "empty again", "copied / cold",
-                                                   "copied / empty again"))
+        header = ("phase", "cold", "copied", "empty again", "copied / cold", "copied / empty again")
+        print("  %-16s %8s %8s %11s %16s %18s" % header)
         for phase, f in data["phases"].items():
-            print("  %-16s %8.1f %8.1f %11.1f %15.2fx %17.2fx" % (phase, f["cold_s"], f["copied_s"], f["empty_warm_s"],
-                                                               f["ratio"], f["ratio_warm"]))
+            row = (phase, f["cold_s"], f["copied_s"], f["empty_warm_s"], f["ratio"], f["ratio_warm"])
+            print("  %-16s %8.1f %8.1f %11.1f %15.2fx %17.2fx" % row)
         print("  torch.compile cache: %s" % ", ".join("%s %s" % kv for kv in data["compile_cache"].items()))
         own = data.get("vllm_bench_startup")
         if own and "error" not in own:
