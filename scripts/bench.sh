@@ -21,8 +21,9 @@
 #             curl -o FILE and curl -o FILE + sha256sum -c from one docker-registry on loopback: MB/s
 #             and the ratios (bench/weights_bench.py; INFEROPS_BENCH_WEIGHTS_MB=N per shard, 3 shards)
 #   startup   one node's startup phases (the lab image, the tiny K3 model; the lab's eager launch and one with
-#             torch.compile) from an empty cache root against the cache root a cold start left, the phases read
-#             from the container's log as the smoke report reads them; and `vllm bench startup` cold/warm
+#             torch.compile) from an empty cache root against one that took the site compile cache the cold
+#             start shared (through a docker-registry on loopback), the phases read from the container's log as
+#             the smoke report reads them; and `vllm bench startup` cold/warm
 #             (bench/startup_bench.py; INFEROPS_BENCH_ROUNDS=N, default 2)
 #   heal      on the lab (scripts/lab.sh up, then down): N trials of every fault in tests/lab/faults.py (a
 #             follower, the head or both nodes killed in each shape, a follower node restarted) with a steady
@@ -96,7 +97,7 @@ for bench in "${BENCHES[@]}"; do
     startup)
       timed start_dockerd
       timed build_lab_image
-      log "bench: startup phases, cold and with a copied cache root; vllm bench startup"
+      log "bench: startup phases, cold and with the site compile cache; vllm bench startup"
       python3 bench/startup_bench.py --image "$LAB_IMAGE" --rounds "${INFEROPS_BENCH_ROUNDS:-2}" --json "$OUT/startup.json"
       ;;
     converge | converge27 | fanout) fleet+=("$bench") ;;

@@ -83,6 +83,8 @@ verify() {
   record=$(docker exec lab-node1 cat /var/lib/inferops-vllm/image.json)
   grep -q '"vllm_version": "0.32.0"' <<<"$record" || die "lab-node1's image record lacks the image's vLLM version: $record"
   log "image record: $(tr -d '\n' <<<"$record")"
+  # every node shared its compile cache under its own key; an empty cache root on lab-node4 takes it back
+  python3 tests/lab/site_compile_cache.py
   # a second run and a --check --diff run side by side (each waits on the nodes most of the time):
   # neither may change anything, so neither can disturb the other
   pair_start=$SECONDS

@@ -7,7 +7,6 @@ import hashlib
 import http.server
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.node import weights_
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles.cpu_lab import PROFILE
 from ansible_collections.inferops.vllm.plugins.module_utils.node.registry_blobs import BoundedRegistry, StoreUnreachable
 
+from site_registry import free_port, running_registry, wait_http
 from vllm_servers import Server, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,34 +33,6 @@ HUB_VENV = Path(os.environ.get("INFEROPS_HUB_VENV", CACHE / "hub-venv"))
 DOWNLOAD = ROOT / "roles/vllm_model/files/hub_download.py"
 REPO = "inferops/tiny-k3"
 BIN = Path(sys.executable).parent
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def port_free(port):
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
-
-
-def wait_http(url, proc, log, seconds=60):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError("exited: " + Path(log).read_text()[-2000:])
-        try:
-            urllib.request.urlopen(url, timeout=2).close()
-            return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("%s did not answer: %s" % (url, Path(log).read_text()[-2000:] if log else ""))
 
 
 def online_env(endpoint):
@@ -109,22 +81,8 @@ def hub(tmp_path_factory):
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory):
     """Our own Debian docker-registry (5091 if free) with a throwaway data dir."""
-    if shutil.which("docker-registry") is None:
-        pytest.skip("docker-registry is not installed (apt-get install docker-registry)")
-    base = tmp_path_factory.mktemp("registry")
-    port = 5091 if port_free(5091) else free_port()
-    tmpl = (ROOT / "tests/harness/registry.yml.tmpl").read_text()
-    (base / "config.yml").write_text(tmpl.replace("@DATA@", str(base / "data")).replace(
-        "127.0.0.1:5000", "127.0.0.1:%d" % port))
-    log = base / "registry.log"
-    with open(log, "w") as fh:
-        proc = subprocess.Popen(["docker-registry", "serve", str(base / "config.yml")], stdout=fh, stderr=fh)
-    url = "http://127.0.0.1:%d" % port
-    try:
-        wait_http(url + "/v2/", proc, log)
+    with running_registry(tmp_path_factory.mktemp("registry"), 5091) as url:
         yield url
-    finally:
-        stop_process(proc, 20)
 
 
 @pytest.fixture(scope="module")

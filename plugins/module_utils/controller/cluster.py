@@ -44,7 +44,8 @@ CLUSTER_WIDE = ("vllm_profile", "vllm_model", "vllm_served_model_name", "vllm_ve
                 "vllm_decode_context_parallel_size", "vllm_all2all_backend", "vllm_moe_backend", "vllm_kv_cache_dtype",
                 "vllm_max_model_len", "vllm_port", "vllm_dp_rpc_port", "vllm_master_port", "vllm_bind_host",
                 "vllm_site_args", "vllm_site_env", "vllm_args", "vllm_env", "vllm_gpu_access",
-                "vllm_container_privileged", "vllm_model_cache_dir", "vllm_compile_cache_dir", "vllm_model_source",
+                "vllm_container_privileged", "vllm_model_cache_dir", "vllm_compile_cache_dir", "vllm_compile_cache_site",
+                "vllm_model_source",
                 "vllm_model_revision", "vllm_model_manifest_digest", "vllm_model_weight_gb", "vllm_nvlink_domain",
                 "vllm_api_open", "vllm_pd_role", "vllm_pd_deployment", "vllm_kv_connector", "vllm_kv_side_channel_port")
 CLUSTER_DEFAULTS: Mapping[str, Any] = specs.Lazy(lambda: {

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    disagg, capacity_fit, host_stack, model_source, plain_input, rules, vllm_surface)
+    compile_cache, disagg, capacity_fit, host_stack, model_source, plain_input, rules, vllm_surface)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.url_host import base_url
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     OWNED_FLAGS, SECRET_ENV, Cluster, ClusterError, Node, shape)
@@ -439,6 +439,7 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
     }
     if cluster.pd_way is not None:
         summary["pd"] = disagg.summary(cluster.settings, cluster.pd_way)
+    share = bool(cluster.settings["vllm_compile_cache_dir"]) and cluster.settings["vllm_compile_cache_site"]
     if cluster.spans_domains:   # only then: single-domain summaries stay as they were
         summary["nvlink_domains"] = {d: [n.host for n in cluster.nodes if n.domain == d] for d in cluster.domains}
     out = {}
@@ -462,6 +463,11 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
             "secret_env": dict(cluster.secrets),
             "container": container,
             "compile_cache_dir": cluster.settings["vllm_compile_cache_dir"] or None,
+            # the site registry is named by the plan (plan_run), which reads the weights' registry
+            "compile_cache_site": compile_cache.site_entry(
+                cluster.settings["vllm_image"], cluster.accelerator.model, cluster.gpus_per_node, node.rank,
+                {f: v for f, v in args.items() if f not in NODE_FLAGS},
+                {n: v for n, v in env.items() if n not in NODE_ENV}) if share else None,
             "host_stack": _host_stack(cluster, node),
         }
         if cluster.pd_way is not None:

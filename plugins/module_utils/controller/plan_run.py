@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    cluster, disagg, fleet, known_vars, proxy, readiness, role_vars, rollout, specs, wrong_values)
+    cluster, compile_cache, disagg, fleet, known_vars, proxy, readiness, role_vars, rollout, specs, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     DRIVER_VARS, SECRET_ENV, ClusterError, one_line)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
@@ -242,6 +242,11 @@ class Plan:
             summary = next(iter(compiled.values()))["cluster"]   # one summary, shared by the nodes
             summary["warnings"] += self.notes
             out.warnings += summary["warnings"]
+            for host, launch in compiled.items():
+                # the site compile cache goes through the weights' registry; a site without one keeps each node's
+                launch["compile_cache_site"] = compile_cache.with_registry(
+                    launch["compile_cache_site"],
+                    str(self.setting(host, "vllm_model_registry") or self.setting(host, "vllm_image_mirror") or ""))
             out.launches.update(compiled)
 
     def fleet_lines(self) -> Tuple[List[str], List[str]]:

@@ -163,8 +163,9 @@ def _file_chunks(path: str) -> Iterator[bytes]:
 
 
 def push_blob(reg: BoundedRegistry, repo: str, digest: str, size: int, path: str = "",
-              data: Optional[bytes] = None) -> bool:
-    """Upload one blob (from a file, streamed, or from bytes) unless the registry has it; True if uploaded.
+              data: Optional[bytes] = None, chunks: Optional[Callable[[], Iterator[bytes]]] = None) -> bool:
+    """Upload one blob (from a file, streamed, from bytes, or from chunks(), called afresh for each try) unless the
+    registry has it; True if uploaded.
     Monolithic upload: POST for a session, then one PUT with the digest; the registry checks the digest."""
     if reg.blob_present(repo, digest):
         return False
@@ -176,7 +177,7 @@ def push_blob(reg: BoundedRegistry, repo: str, digest: str, size: int, path: str
     if location.startswith("/"):
         location = reg.base + location
     upload = location + ("&" if "?" in location else "?") + urllib.parse.urlencode({"digest": digest})
-    body = (lambda: data) if data is not None else (lambda: _file_chunks(path))
+    body = (lambda: data) if data is not None else (chunks or (lambda: _file_chunks(path)))
     headers = {"Content-Type": "application/octet-stream", "Content-Length": str(size)}
     done = reg.request("PUT", upload, headers, body)
     if done is None or done.status not in (201, 204):
