@@ -2,7 +2,7 @@
 # Benchmarks: print figures, never pass/fail. Results land in reports/bench/*.json;
 # docs/benchmarks.md records them with the machine and the date.
 # usage: scripts/bench.sh [fidelity|converge|converge27|fanout|weights|startup ...]   (default: fidelity, converge, fanout)
-#        scripts/bench.sh plan | daytwo | heal   (each on its own)
+#        scripts/bench.sh plan | daytwo | heal | sitecache   (each on its own)
 #        INFEROPS_BENCH_ROUNDS=N sets the interleaved A/B rounds (fidelity 7, fleet 3)
 #        INFEROPS_BENCH_SETTINGS=shipped,... limits the converge bench's settings (bench/fleet.py)
 #        INFEROPS_BENCH_PROFILE=N adds a profiled no-op site.yml at 3 nodes (its N slowest tasks)
@@ -33,6 +33,9 @@
 #   daytwo    the lab's day-two run (scripts/lab.sh test): p50/p99 through the router before and
 #             during a rolling upgrade of two replicas, failed requests, rollback time, heal time
 #             after a killed follower (TP and DP), a re-run's return against serving time
+#   sitecache on the lab (scripts/lab.sh up, then down): cluster lab_dp torn down and deployed again, its first
+#             start cold (vllm_compile_cache_site=false) against one with the site compile cache, same image and
+#             launch (bench/site_cache_lab.py; INFEROPS_BENCH_ROUNDS=N, default 1; INFEROPS_BENCH_LAB=running)
 #   plan      plan.yml (with and without output files) and site.yml's plan play against a
 #             one-task play on generated 64- and 512-node inventories (controller only:
 #             no root, no docker; INFEROPS_BENCH_PLAN_SIZES=64,512)
@@ -55,6 +58,16 @@ if [[ ${1:-} == heal && $# == 1 ]]; then
   # shellcheck disable=SC2086
   python3 bench/heal_bench.py --trials "${INFEROPS_BENCH_TRIALS:-10}" --json "$out/heal.json" \
     ${INFEROPS_BENCH_FAULTS:+--faults $INFEROPS_BENCH_FAULTS}
+  [[ ${INFEROPS_BENCH_LAB:-} == running ]] || bash "$REPO_ROOT/scripts/lab.sh" down
+  exit 0
+fi
+if [[ ${1:-} == sitecache && $# == 1 ]]; then
+  out=${INFEROPS_BENCH_REPORTS:-$REPO_ROOT/reports/bench}
+  mkdir -p "$out"
+  [[ ${INFEROPS_BENCH_LAB:-} == running ]] || INFEROPS_LAB_REPORTS=$out/lab bash "$REPO_ROOT/scripts/lab.sh" up
+  log "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%F)"
+  use_plays_venv
+  python3 bench/site_cache_lab.py --rounds "${INFEROPS_BENCH_ROUNDS:-1}" --json "$out/sitecache.json"
   [[ ${INFEROPS_BENCH_LAB:-} == running ]] || bash "$REPO_ROOT/scripts/lab.sh" down
   exit 0
 fi
@@ -101,8 +114,8 @@ for bench in "${BENCHES[@]}"; do
       python3 bench/startup_bench.py --image "$LAB_IMAGE" --rounds "${INFEROPS_BENCH_ROUNDS:-2}" --json "$OUT/startup.json"
       ;;
     converge | converge27 | fanout) fleet+=("$bench") ;;
-    plan | daytwo | heal) die "run the $bench bench on its own: scripts/bench.sh $bench" ;;
-    *) die "unknown benchmark $bench (fidelity, converge, fanout, weights, startup, plan, daytwo, heal)" ;;
+    plan | daytwo | heal | sitecache) die "run the $bench bench on its own: scripts/bench.sh $bench" ;;
+    *) die "unknown benchmark $bench (fidelity, converge, fanout, weights, startup, plan, daytwo, heal, sitecache)" ;;
   esac
 done
 

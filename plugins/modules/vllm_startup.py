@@ -98,11 +98,10 @@ def main():
     p = module.params
     startup = startup_log.recorded(p["image_record"], p["model_record"])
     docker = module.get_bin_path("docker")
-    rc, out, err = module.run_command([docker, "container", "inspect", p["container"]]) if docker else (1, "", "")
-    found = node_state.parse_container_inspect(out) if rc == 0 else {}
-    if not found.get("started_at"):
-        startup["error"] = ("container %s has never started" % p["container"] if found else
-                            "no container %s: %s" % (p["container"], (err or out).strip()[:200] or "no docker"))
+    found = node_state.containers([p["container"]], module.run_command, docker)[p["container"]]
+    if not found["started_at"]:
+        startup["error"] = ("container %s has never started" % p["container"] if found["exists"] else
+                            "no container %s%s" % (p["container"], "" if docker else ": docker is not installed"))
         module.exit_json(changed=False, startup=startup)
     startup.update(startup_log.read(docker, p["container"], found["started_at"], p["max_lines"], p["timeout"]))
     module.exit_json(changed=False, startup=startup)

@@ -12,7 +12,8 @@ def test_committed_surface_matches_live_vllm():
 
     live = live_surface()
     committed = SURFACES[live["version"]]
-    for key in ("options", "kv_cache_dtypes", "tool_parsers", "reasoning_parsers", "env_vars", "kv_connectors"):
+    for key in ("options", "kv_cache_dtypes", "tool_parsers", "reasoning_parsers", "env_vars", "kv_connectors",
+                "preload_options"):
         assert committed[key] == live[key], "%s drifted: run tests/tools/extract_vllm_surface.py" % key
 
 

@@ -93,6 +93,11 @@ def live_surface():
         from vllm.config.cache import CacheDType
         kv_dtypes = sorted(get_args(CacheDType))
     version = vllm.__version__.split("+")[0]
+    preload = FlexibleArgumentParser(prog="vllm preload")
+    from vllm.entrypoints.cli.preload import PreloadSubcommand
+    PreloadSubcommand.add_cli_args(preload)
+    preload_options = sorted(opt for action in preload._actions  # pylint: disable=protected-access
+                             for opt in action.option_strings if opt.startswith("--") and opt != "--help")
     return {
         "version": version,
         "source": "extracted from the installed vllm %s by tests/tools/extract_vllm_surface.py" % vllm.__version__,
@@ -103,6 +108,8 @@ def live_surface():
         "env_vars": sorted(vllm.envs.environment_variables),
         # the names --kv-transfer-config's kv_connector accepts (the factory has no public listing)
         "kv_connectors": sorted(KVConnectorFactory._registry),  # pylint: disable=protected-access
+        # what `vllm preload` (the weight-cache daemon) accepts: the engine's arguments and its own
+        "preload_options": preload_options,
     }
 
 

@@ -4,6 +4,7 @@ node/ or scripts/ files, a node/ file imports the standard library and other nod
 beside it) the standard library, its siblings and its declared packages. (tests/data/test_os_paths.py parses these
 files with each OS's python3.)"""
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -100,3 +101,11 @@ def test_node_side_files_import_only_what_the_node_has(path):
             wrong.append(name)
     assert not wrong, "%s runs on a node (%s) but imports %s" % (
         path, "beside " + script if script and script != path else runtime(path), ", ".join(wrong))
+
+
+def test_the_watchdog_role_ships_the_script_with_exactly_its_siblings():
+    """vllm_watchdog copies what SCRIPT_SIBLINGS says lies beside the script: a sibling left out fails on the node only."""
+    text = (ROOT / "roles/vllm_watchdog/vars/main.yml").read_text()
+    listed = re.search(r"vllm_watchdog_sources: >-\n\s+\{\{ \[([^\]]*)\]", text).group(1)
+    shipped = [name.strip().strip("'") for name in listed.split(",")]
+    assert shipped == ["scripts/watchdog.py"] + ["node/" + s for s in runtimes.SCRIPT_SIBLINGS["watchdog.py"]]

@@ -320,10 +320,12 @@ def test_run_once_restarts_through_the_runner_and_writes_the_files(tmp_path):
 
 
 def test_script_runs_standalone_beside_health(tmp_path):
-    """On a node the script runs with only health.py, node_state.py and startup_log.py beside it (no Ansible, no
+    """On a node the script runs with only its siblings beside it (runtimes.SCRIPT_SIBLINGS: no Ansible, no
     collection)."""
-    for name in ("scripts/watchdog.py", "node/health.py", "node/node_state.py", "node/startup_log.py"):
-        shutil.copy(ROOT / "plugins/module_utils" / name, tmp_path / name.rpartition("/")[2])
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller.runtimes import SCRIPT_SIBLINGS
+    shutil.copy(ROOT / "plugins/module_utils/scripts/watchdog.py", tmp_path / "watchdog.py")
+    for name in SCRIPT_SIBLINGS["watchdog.py"]:
+        shutil.copy(ROOT / "plugins/module_utils/node" / name, tmp_path / name)
     fake = tmp_path / "docker"
     fake.write_text("#!/bin/sh\necho 'Error: No such container: vllm' >&2\nexit 1\n")
     fake.chmod(0o755)

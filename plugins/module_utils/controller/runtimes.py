@@ -28,7 +28,7 @@ CONTROLLER_MODULES = ("cluster_plan", "observability_files", "smoke_report", "vl
 
 # what the role copies beside each script (vllm_watchdog, vllm_router), from node/
 SCRIPT_SIBLINGS = {
-    "watchdog.py": ("health.py", "node_state.py", "startup_log.py"),
+    "watchdog.py": ("health.py", "node_state.py", "startup_log.py", "node_record.py"),
     "router_launch.py": (),
 }
 

@@ -4,22 +4,33 @@
 """A node's JSON record (image.json, model.json): read it, write it whole or not at all.
 
 The records say what a node runs, what it ran before (a rollback's target) and what a rollout rolled
-back; the image_record and model_fetch modules keep them. Runs on the node (Python 3.9).
+back; the image_record and model_fetch modules keep them, vllm_startup and the watchdog read them. Runs on the node
+(Python 3.9; the watchdog ships it beside its script).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from typing import Any, Dict, Optional
 
 
 def read(path: str) -> Optional[Dict[str, Any]]:
-    """The record, or None where there is none (or a torn or foreign file, which the next write replaces)."""
+    """The record, or None where there is none (or a link, a torn or foreign file, which the next write replaces).
+    Never follows a link in the record's place: the readers run as root."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:   # a link where the record belongs
+            return None
+        raise
+    try:
+        with os.fdopen(fd, encoding="utf-8") as fh:
             record = json.load(fh)
-    except (FileNotFoundError, ValueError):
+    except ValueError:
         return None
     return record if isinstance(record, dict) else None
 

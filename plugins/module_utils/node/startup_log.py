@@ -13,14 +13,18 @@ Stdlib only, Python 3.9: the watchdog runs it on the node beside node_state.py.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import select
 import subprocess
 import time
 from datetime import datetime, timezone
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+
+try:
+    from ansible_collections.inferops.vllm.plugins.module_utils.node import node_record
+except ImportError:  # on a node, beside the watchdog's script
+    import node_record  # type: ignore[no-redef]
 
 try:
     from ansible_collections.inferops.vllm.plugins.module_utils.node.node_state import docker_time
@@ -86,20 +90,14 @@ def phases(lines: Iterable[str], started_at: float) -> Dict[str, object]:
             "compile_cache": cache, "ready": READY in found}
 
 
-def _record(path: str) -> Dict[str, object]:
-    """A node's JSON record, read without following a link; {} where there is none or it is not one."""
+def _record(path: str) -> Dict[str, Any]:
+    """A node's JSON record (node_record.read: never through a link); {} where there is none or it is not one."""
     if not path:
         return {}
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        return node_record.read(path) or {}
     except OSError:
         return {}
-    try:
-        with os.fdopen(fd, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def recorded(image_record: str, model_record: str) -> Dict[str, Optional[str]]:

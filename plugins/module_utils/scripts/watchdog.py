@@ -11,8 +11,8 @@ writes the status file, the Prometheus textfile and one log line.
 It also keeps the node's last startup: the phases its vLLM log shows since the container's last start
 (startup_log.py), read on each run until the start is complete, and written as Prometheus series.
 
-Stdlib only. The vllm_watchdog role deploys this file with health.py, node_state.py and startup_log.py beside
-it and runs it from a systemd timer:  python3 watchdog.py --config /etc/inferops-vllm/watchdog.json"""
+Stdlib only. The vllm_watchdog role deploys this file with health.py, node_state.py, startup_log.py and
+node_record.py beside it and runs it from a systemd timer:  python3 watchdog.py --config /etc/inferops-vllm/watchdog.json"""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 try:
     from ansible_collections.inferops.vllm.plugins.module_utils.node import health, node_state, startup_log
-except ImportError:  # on a node: health.py, node_state.py and startup_log.py lie next to this script
+except ImportError:  # on a node: health.py, node_state.py and startup_log.py (with node_record.py) lie next to it
     import health  # type: ignore[no-redef]
     import node_state  # type: ignore[no-redef]
     import startup_log  # type: ignore[no-redef]
