@@ -87,7 +87,7 @@ def registry(base: Path):
     proc = subprocess.Popen(["docker-registry", "serve", str(base / "config.yml")], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     url = "http://127.0.0.1:%d" % port
-    for _ in range(100):
+    for _try in range(100):
         try:
             BoundedRegistry(url, timeout=2, retries=0).request("GET", "/v2/")
             return url, proc
