@@ -14,6 +14,7 @@ usage: python3 bench/site_cache_lab.py [--rounds 1] [--json FILE]   (from the re
 """
 import argparse
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -84,7 +85,7 @@ def main() -> None:
     rows += [("site.yml --limit lab_dp (wall)", lambda r: r["site_yml_s"])]
     for label, get in rows:
         cold, site = med("cold", get), med("site", get)
-        if cold == cold and site == site:
+        if not (math.isnan(cold) or math.isnan(site)):
             print("  %-34s %8.1f %8.1f %7.2fx" % (label, cold, site, site / cold if cold else float("nan")))
     if opts.json:
         Path(opts.json).write_text(json.dumps(runs, indent=1))
