@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks: print figures, never pass/fail. Results land in reports/bench/*.json;
 # docs/benchmarks.md records them with the machine and the date.
-# usage: scripts/bench.sh [fidelity|converge|converge27|fanout|weights|startup ...]   (default: fidelity, converge, fanout)
+# usage: scripts/bench.sh [fidelity|converge|converge27|fanout|weights|startup|p2p ...]   (default: fidelity, converge, fanout)
 #        scripts/bench.sh plan | daytwo | heal | sitecache   (each on its own)
 #        INFEROPS_BENCH_ROUNDS=N sets the interleaved A/B rounds (fidelity 7, fleet 3)
 #        INFEROPS_BENCH_SETTINGS=shipped,... limits the converge bench's settings (bench/fleet.py)
@@ -33,6 +33,9 @@
 #   daytwo    the lab's day-two run (scripts/lab.sh test): p50/p99 through the router before and
 #             during a rolling upgrade of two replicas, failed requests, rollback time, heal time
 #             after a killed follower (TP and DP), a re-run's return against serving time
+#   p2p       one blob to 3, 9 and 27 simulated nodes on loopback, every server capped at the same bandwidth: star
+#             (curl from the store) against BitTorrent (aria2c peers, opentracker; the store as web seed, or as a
+#             seeding peer), each as a multiple of one node's fetch time (bench/p2p_bench.py; INFEROPS_BENCH_NODES)
 #   sitecache on the lab (scripts/lab.sh up, then down): cluster lab_dp torn down and deployed again, its first
 #             start cold (vllm_compile_cache_site=false) against one with the site compile cache, same image and
 #             launch (bench/site_cache_lab.py; INFEROPS_BENCH_ROUNDS=N, default 1; INFEROPS_BENCH_LAB=running)
@@ -113,9 +116,20 @@ for bench in "${BENCHES[@]}"; do
       log "bench: startup phases, cold and with the site compile cache; vllm bench startup"
       python3 bench/startup_bench.py --image "$LAB_IMAGE" --rounds "${INFEROPS_BENCH_ROUNDS:-2}" --json "$OUT/startup.json"
       ;;
+    p2p)
+      log "bench: weights to 3, 9 and 27 nodes, star against BitTorrent (aria2c, opentracker), every server capped"
+      if ! command -v aria2c >/dev/null || ! command -v opentracker >/dev/null || ! command -v mktorrent >/dev/null; then
+        apt-get update -qq
+        # opentracker would start a service on a systemd host: keep it off (the bench runs its own)
+        printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends aria2 opentracker mktorrent >/dev/null
+        rm -f /usr/sbin/policy-rc.d
+      fi
+      python3 bench/p2p_bench.py --nodes "${INFEROPS_BENCH_NODES:-3,9,27}" --json "$OUT/p2p.json"
+      ;;
     converge | converge27 | fanout) fleet+=("$bench") ;;
     plan | daytwo | heal | sitecache) die "run the $bench bench on its own: scripts/bench.sh $bench" ;;
-    *) die "unknown benchmark $bench (fidelity, converge, fanout, weights, startup, plan, daytwo, heal, sitecache)" ;;
+    *) die "unknown benchmark $bench (fidelity, converge, fanout, weights, startup, p2p, plan, daytwo, heal, sitecache)" ;;
   esac
 done
 

@@ -48,6 +48,9 @@ smoke() {
     # every node's startup phases, read from its vLLM log: the head's API ready, each node's weights loaded
     grep -Eq "^The API was ready on lab-node[13] [0-9.]+ s after the cluster's first container started" "$REPORTS/$cluster/smoke.md" ||
       die "$cluster's smoke report has no startup phases: $(sed -n '/^## Startup/,/^## /p' "$REPORTS/$cluster/smoke.md")"
+    # how each node's cache root holds its key's site compile cache (shared by it, or taken before its start)
+    grep -Eq "^Site compile cache: lab-node[13] [a-z()' ]+, lab-node[24] [a-z()' ]+\.$" "$REPORTS/$cluster/smoke.md" ||
+      die "$cluster's smoke report does not say how its nodes hold the site compile cache: $(grep -i 'site compile' "$REPORTS/$cluster/smoke.md")"
     [[ $(grep -Ec '^\| lab-node[1-4] \| .* \| \+[0-9.]+ s \(took [0-9.]+ s\) \|' "$REPORTS/$cluster/smoke.md") == 2 ]] ||
       die "$cluster's smoke report lacks a node's weights phase: $(sed -n '/^## Startup/,/^## /p' "$REPORTS/$cluster/smoke.md")"
   done

@@ -34,6 +34,14 @@ options:
     description: The node's weights record (vllm_model), whose C(current.verified_at) is the weights phase; "" reads none.
     type: str
     default: ""
+  compile_cache_dir:
+    description: The node's vLLM cache root; with O(compile_cache_key), the result says how it holds the site compile cache.
+    type: str
+    default: ""
+  compile_cache_key:
+    description: The launch's site compile cache key (C(compile_cache_site.key)); "" reads none.
+    type: str
+    default: ""
   max_lines:
     description: Stop reading the log after this many lines.
     type: int
@@ -66,8 +74,9 @@ startup:
     - C(started_at), the container's last start; C(phases), each phase the log shows with C(at), C(after_s) (seconds
       from the start) and C(took_s) (vLLM's own figure, where it prints one); C(compile_cache) (C(hit), C(miss) or
       none); C(ready), whether the API said it was ready.
-    - C(image_pulled_at) and C(weights_staged_at) from the node's records; C(short), why the read stopped early;
-      C(error), why there are no phases.
+    - C(image_pulled_at) and C(weights_staged_at) from the node's records; C(site_cache), how the cache root holds
+      the site compile cache (C(restored), C(collected), C(present) or C(none)), where asked; C(short), why the read
+      stopped early; C(error), why there are no phases.
   type: dict
   returned: always
   sample:
@@ -84,7 +93,7 @@ startup:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm.plugins.module_utils.node import node_state, startup_log
+from ansible_collections.inferops.vllm.plugins.module_utils.node import compile_cache, node_state, startup_log
 
 
 def main():
@@ -92,11 +101,15 @@ def main():
         "container": {"type": "str", "default": "vllm"},
         "image_record": {"type": "str", "default": ""},
         "model_record": {"type": "str", "default": ""},
+        "compile_cache_dir": {"type": "str", "default": ""},
+        "compile_cache_key": {"type": "str", "default": "", "no_log": False},
         "max_lines": {"type": "int", "default": 200000},
         "timeout": {"type": "int", "default": 60},
     }, supports_check_mode=True)
     p = module.params
     startup = startup_log.recorded(p["image_record"], p["model_record"])
+    if p["compile_cache_dir"] and p["compile_cache_key"]:
+        startup["site_cache"] = compile_cache.held(p["compile_cache_dir"], p["compile_cache_key"]) or "none"
     docker = module.get_bin_path("docker")
     found = node_state.containers([p["container"]], module.run_command, docker)[p["container"]]
     if not found["started_at"]:

@@ -78,6 +78,8 @@ def test_one_node_shares_and_a_new_node_starts_with_its_files(registry, tmp_path
     assert not os.path.lexists(tmp_path / "node2/outside") and not os.path.lexists(tmp_path / "node2/fifo")
     again = run("restored", registry, tmp_path / "node2")
     assert again["changed"] is False and "already holds" in again["reason"]
+    assert cc.held(str(tmp_path / "node2"), KEY) == "restored" and cc.held(str(src), KEY) == "collected"
+    assert cc.held(str(tmp_path / "node2"), OTHER) is None and cc.held(str(tmp_path / "nowhere"), KEY) is None
     assert run("collected", registry, tmp_path / "node2")["changed"] is False  # restored: nothing to share
 
     # a node whose root already has files keeps them; only the missing ones are added

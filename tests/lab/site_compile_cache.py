@@ -1,5 +1,6 @@
-"""The site compile cache in the lab, after the first site.yml: every node shared its cache root once, under its own
-key, in the site registry; and a node that starts from an empty cache root gets the files back.
+"""The site compile cache in the lab, after the first site.yml: every node's key has its cache in the site registry
+(shared by the node, or taken from it where an earlier lab on this machine shared the same key); and a node that
+starts from an empty cache root gets the files back.
 
 The second half is the restore a replaced node runs before its first start, run by hand on lab-node4 into a fresh
 directory beside its cache root (its vLLM keeps serving): the same module, the same registry, the node's own key.
@@ -39,12 +40,13 @@ def main() -> None:
         if len(record) != 1:
             fail("%s's %s names %d keys, not 1: %s" % (node, RECORD, len(record), record))
         (key, entry), = record.items()
-        if entry.get("state") not in ("collected", "present") or key not in tags:
+        # collected or present on a fresh registry; restored where an earlier lab on this machine shared the key
+        if entry.get("state") not in ("collected", "present", "restored") or key not in tags:
             fail("%s's key %s is %s, and the registry's tags are %s" % (node, key, entry, sorted(tags)))
         keys[node] = (key, entry)
     if len({key for key, _entry in keys.values()}) != len(NODES):
         fail("two nodes of different ranks or clusters got one key: %s" % keys)
-    print("site compile cache: every node shared its cache root under its own key: %s"
+    print("site compile cache: every node's own key is in the site registry: %s"
           % ", ".join("%s %s… (%s, %s files)" % (n, k[:12], e["state"], e.get("files", "?")) for n, (k, e) in keys.items()))
 
     # a replaced lab-node4: an empty cache root takes its key's cache from the site

@@ -106,10 +106,10 @@ def test_read_asks_docker_for_the_log_since_the_start():
 
 def test_the_report_section_names_the_cluster_and_the_slowest_node():
     head = dict(startup_log.phases(LOG, T0), short="", image_pulled_at="2026-12-05T18:20:00Z",
-                weights_staged_at="2026-12-05T18:29:00Z")
+                weights_staged_at="2026-12-05T18:29:00Z", site_cache="restored")
     follower_log = [line for line in LOG if "APIServer" not in line and "init engine" not in line]
     follower = dict(startup_log.phases([l.replace("18:30:25.7", "18:30:40.0") for l in follower_log], T0 - 2),
-                    short="stopped after 60 s")
+                    short="stopped after 60 s", site_cache="collected")
     section = startup.cluster({"n2": follower, "n1": head, "n3": {"error": "no container vllm: No such container"}})
     assert section["first_start"] == {"node": "n2", "at": "2026-12-05T18:29:58.000Z"}
     assert section["ready_node"] == "n1" and section["ready_after_s"] == 35.4
@@ -120,6 +120,7 @@ def test_the_report_section_names_the_cluster_and_the_slowest_node():
     assert "| n1 | 2026-12-05T18:20:00Z | 2026-12-05T18:29:00Z | 2026-12-05T18:30:00.000Z | +2.2 s | +9.5 s (took 0.52 s) |" in text
     assert "| n3 | - | - | not read: no container vllm: No such container |" in text
     assert "n2: the log read stopped after 60 s." in text
+    assert "Site compile cache: n1 took the site's before it started, n2 compiled it and shared it." in text
     rows = [line for line in text.splitlines() if line.startswith("| n")]
     assert all(row.count("|") == 4 + len(startup_log.PHASE_NAMES) + 1 for row in rows)
     assert startup.markdown({}) == []

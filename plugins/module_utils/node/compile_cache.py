@@ -111,6 +111,19 @@ def _unlink_own(dir_fd: int, name: str) -> None:
         pass
 
 
+def held(cache_dir: str, key: str) -> Optional[str]:
+    """How the cache root holds the site cache of key, from its record: restored (taken from the site), collected
+    (compiled here and shared), present (compiled here; another node shared first), or None."""
+    try:
+        fd = os.open(cache_dir, DIR_FLAGS)
+    except OSError:
+        return None
+    try:
+        return read_record(fd)["keys"].get(key, {}).get("state")
+    finally:
+        os.close(fd)
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # packing: the cache root as a tar stream, regular files and directories only
 

@@ -12,6 +12,9 @@ from ansible_collections.inferops.vllm.plugins.module_utils.node.node_state impo
 from ansible_collections.inferops.vllm.plugins.module_utils.node.startup_log import PHASE_NAMES, READY
 
 Startup = Dict[str, Any]
+# how a node's cache root holds its key's site compile cache (module_utils/node/compile_cache.py's record)
+SITE_CACHE_WORDS = {"restored": "took the site's before it started", "collected": "compiled it and shared it",
+                    "present": "compiled it (another node had shared it)", "none": "has none yet"}
 
 
 def cluster(nodes: Dict[str, Startup]) -> Startup:
@@ -36,6 +39,7 @@ def cluster(nodes: Dict[str, Startup]) -> Startup:
         "ready_node": served[1] if served else None,
         "slowest": slowest,
         "compile_cache": sorted({s["compile_cache"] for s in read.values() if s.get("compile_cache")}),
+        "site_cache": {host: s["site_cache"] for host, s in sorted(nodes.items()) if s.get("site_cache")},
     }
 
 
@@ -64,6 +68,9 @@ def markdown(section: Startup) -> List[str]:
         lines.append("Slowest node of each phase: %s." % slow)
     if section.get("compile_cache"):
         lines.append("torch.compile cache: %s." % ", ".join(section["compile_cache"]))
+    if section.get("site_cache"):
+        lines.append("Site compile cache: %s." % ", ".join(
+            "%s %s" % (host, SITE_CACHE_WORDS.get(state, state)) for host, state in section["site_cache"].items()))
     lines += ["", "Seconds from each node's container start; vLLM's own figure for the phase in brackets.", "",
               "| node | image recorded | weights verified | container started | %s |" % " | ".join(PHASE_NAMES),
               "|---|---|---|---|%s" % ("---|" * len(PHASE_NAMES))]
