@@ -30,6 +30,7 @@ import time
 import zlib
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from ansible_collections.inferops.vllm.plugins.module_utils.node import weights as w
 from ansible_collections.inferops.vllm.plugins.module_utils.node.registry import RegistryError
 from ansible_collections.inferops.vllm.plugins.module_utils.node.registry_blobs import (
     CHUNK, OCI_MANIFEST, TRANSIENT, BoundedRegistry, manifest_by_tag, one_line, open_blob, push_blob, put_manifest,
@@ -53,10 +54,6 @@ FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 class Skipped(Exception):
     """The cache was not shared or not restored, for the reason in the message (one line); the start goes on."""
-
-
-def _canonical(doc: Any) -> bytes:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
 
 
 def _now() -> str:
@@ -328,9 +325,9 @@ def _write_member(dir_fd: int, name: str, src, member: tarfile.TarInfo) -> None:
 # the registry side
 
 def oci_manifest(config: bytes, layer_digest: str, layer_size: int) -> bytes:
-    return _canonical({
+    return w.canonical({
         "schemaVersion": 2, "mediaType": OCI_MANIFEST, "artifactType": ARTIFACT_TYPE,
-        "config": {"mediaType": CONFIG_TYPE, "digest": "sha256:" + hashlib.sha256(config).hexdigest(),
+        "config": {"mediaType": CONFIG_TYPE, "digest": w.digest_of(config),
                    "size": len(config)},
         "layers": [{"mediaType": LAYER_TYPE, "digest": layer_digest, "size": layer_size}],
     })
@@ -466,10 +463,10 @@ def collect(reg: BoundedRegistry, root_fd: int, key: str, inputs: Dict[str, Any]
         with fh:
             packed = pack(root_fd, fh, deadline)
             fh.flush()
-            config = _canonical({"schema": ARTIFACT_TYPE, "key": key, "inputs": inputs, "host": host,
+            config = w.canonical({"schema": ARTIFACT_TYPE, "key": key, "inputs": inputs, "host": host,
                                  "collected_at": _now(), "files": packed["files"], "bytes": packed["bytes"]})
             push_blob(reg, REPOSITORY, packed["digest"], packed["size"], chunks=lambda: _chunks(fh))
-        push_blob(reg, REPOSITORY, "sha256:" + hashlib.sha256(config).hexdigest(), len(config), data=config)
+        push_blob(reg, REPOSITORY, w.digest_of(config), len(config), data=config)
         digest = put_manifest(reg, REPOSITORY, key, oci_manifest(config, packed["digest"], packed["size"]))
     finally:
         _unlink_own(root_fd, name)
