@@ -40,9 +40,12 @@ options:
         image to run while the node has no record yet (check mode before the first pull).
     type: str
     default: ""
-  vllm_version:
-    description: The vLLM version read in the image, recorded with V(present).
+  version_probe:
+    description:
+      - What the image's version probe printed (vllm_image's C(Read the vLLM version in the image)). Its line
+        C({"vllm_version"...}) gives the vLLM version recorded with V(present); none where it has no such line.
     type: str
+    default: ""
   retry_failed:
     description: Let V(present) take a digest that a rollout rolled back on this node (and forget the failure).
     type: bool

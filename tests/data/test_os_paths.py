@@ -501,7 +501,6 @@ def test_a_converged_el9_node_skips_the_install_path(tmp_path, fix, distribution
     state = judged()
     assert {name: step["why"] for name, step in state["steps"].items()} == {
         "install": [], "persistenced": [], "fabric_manager": [], "imex": []}
-    assert role.render("{{ nvidia_driver_converged }}", {"nvidia_driver_state": state}) is True
     assert state["packages"]["nvidia-driver"] == {"version": "580.95.05-1.el9", "upstream": "580.95.05", "hold": True}
     crb = role.render("{{ nvidia_driver_crb }}")
     assert judged(stream="570-open")["steps"]["install"]["why"] == [

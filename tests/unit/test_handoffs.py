@@ -93,3 +93,29 @@ def test_architecture_lists_every_handoff():
 def test_no_fact_of_a_module_is_read_by_its_bare_name():
     bare = [(role, fact) for fact in MODULE_FACTS.values() for role in sorted(read_by(fact, own_host_only=True))]
     assert bare == [], "read these as ansible_facts.<fact> (or hand them on with set_fact)"
+
+
+def registered():
+    """{name: roles}: the results the roles' tasks and handlers register."""
+    out = {}
+    for role in ROLES:
+        for sub in ("tasks", "handlers"):
+            for path in sorted((ROOT / "roles" / role / sub).glob("*.yml")):
+                for task in tasks_of(yaml.safe_load(path.read_text())):
+                    if "register" in task:
+                        out.setdefault(task["register"], set()).add(role)
+    return out
+
+
+def test_no_variable_in_vars_reads_a_registered_result():
+    """vars/ states constants and values derived from the role's inputs: a value read off a registered result
+    would depend on which tasks have run, so it lives in the task that reads it."""
+    names = registered()
+    found = {}
+    for path in sorted((ROOT / "roles").glob("*/vars/*.yml")):
+        for key, value in (yaml.safe_load(path.read_text()) or {}).items():
+            text = yaml.safe_dump(value)
+            used = sorted(name for name in names if re.search(r"\b%s\b" % name, text))
+            if used:
+                found["%s %s" % (path.relative_to(ROOT), key)] = used
+    assert found == {}

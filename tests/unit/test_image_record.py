@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given, settings, strategies as st
+
 from ansible_collections.inferops.vllm.plugins.module_utils.node import image_record
 
 OLD = "r.site:5000/vllm/vllm-openai@sha256:" + "a" * 64
@@ -93,11 +95,11 @@ def test_the_module_records_a_pull_whole_and_refuses_a_rolled_back_digest(tmp_pa
     assert (first["pull_needed"], first["changed"], first["to_run"]) == (True, False, OLD) and not record.exists()
     assert module(tmp_path, True, check=True, ref=OLD)["changed"] is True and not record.exists()
     # pulled: recorded, 0644, in the state directory it creates, as to_nice_json writes it
-    pulled = module(tmp_path, True, ref=OLD, vllm_version="0.31.0")
+    pulled = module(tmp_path, True, ref=OLD, version_probe='{"vllm_version": "0.31.0"}')
     assert pulled["changed"] and pulled["to_run"] == OLD and pulled["rollback_to"] == ""
     assert oct(record.stat().st_mode & 0o777) == "0o644" and record.read_text().startswith('{\n    "current": ')
-    assert module(tmp_path, True, ref=OLD, vllm_version="0.31.0")["changed"] is False   # converged
-    upgraded_ = module(tmp_path, True, ref=NEW, vllm_version="0.32.0")
+    assert module(tmp_path, True, ref=OLD, version_probe='{"vllm_version": "0.31.0"}')["changed"] is False   # converged
+    upgraded_ = module(tmp_path, True, ref=NEW, version_probe='{"vllm_version": "0.32.0"}')
     assert (upgraded_["to_run"], upgraded_["rollback_to"]) == (NEW, OLD)
     # the rollout rolled it back: the previous digest runs again, and a converge that names the failed one stops
     back = module(tmp_path, True, state="rolled_back")
@@ -105,13 +107,13 @@ def test_the_module_records_a_pull_whole_and_refuses_a_rolled_back_digest(tmp_pa
     refused = module(tmp_path, True, ref=NEW_UPSTREAM, node="gpu-a1")
     assert refused["failed"] and "was rolled back on gpu-a1" in refused["msg"]
     assert json.loads(record.read_text())["current"] == OLD   # nothing written
-    retried = module(tmp_path, True, ref=NEW, retry_failed=True, vllm_version="0.32.0")
+    retried = module(tmp_path, True, ref=NEW, retry_failed=True, version_probe='{"vllm_version": "0.32.0"}')
     assert retried["record"]["failed"] == [] and retried["to_run"] == NEW
     query = module(tmp_path, False, state="query")
     assert (query["changed"], query["to_run"], query["rollback_to"]) == (False, NEW, OLD)
     record.chmod(0o600)   # query reads only, even a record whose mode present would put right
     assert module(tmp_path, False, state="query")["changed"] is False and oct(record.stat().st_mode & 0o777) == "0o600"
-    assert module(tmp_path, True, ref=NEW, vllm_version="0.32.0")["changed"] is True
+    assert module(tmp_path, True, ref=NEW, version_probe='{"vllm_version": "0.32.0"}')["changed"] is True
     assert oct(record.stat().st_mode & 0o777) == "0o644"
 
 
@@ -160,3 +162,48 @@ def test_the_image_to_run_is_chosen_in_one_step_from_the_record_or_this_runs_res
 def test_no_record_and_nothing_pulled_fails_with_the_fix(tmp_path):
     rc, out = to_run(tmp_path, previous=False)
     assert rc != 0 and "localhost has no pulled image" in out and "Run the vllm_image role first." in out, out[-3000:]
+
+
+def test_a_record_is_read_and_written_never_through_a_link(tmp_path):
+    """node_record: a link in the record's place reads as no record; a link planted where the temporary file goes
+    is replaced, not written through; relative to a directory fd the same holds (the site compile cache's record)."""
+    from ansible_collections.inferops.vllm.plugins.module_utils.node import node_record
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"keep": true}\n')
+    record = tmp_path / "image.json"
+    record.symlink_to(outside)
+    assert node_record.read(str(record)) is None
+    record.unlink()
+    tmp = tmp_path / ("image.json.tmp.%d" % os.getpid())
+    tmp.symlink_to(outside)
+    node_record.write(str(record), {"current": "a"})
+    assert json.loads(record.read_text()) == {"current": "a"} and oct(record.stat().st_mode & 0o777) == "0o644"
+    assert outside.read_text() == '{"keep": true}\n' and not tmp.exists()
+    fd = os.open(str(tmp_path), os.O_RDONLY)
+    try:
+        (tmp_path / ".own.tmp").symlink_to(outside)
+        node_record.write("cache.json", {"keys": {}}, dir_fd=fd, tmp=".own.tmp")
+        assert node_record.read("cache.json", dir_fd=fd) == {"keys": {}}
+        assert outside.read_text() == '{"keep": true}\n'
+    finally:
+        os.close(fd)
+
+
+def test_the_version_is_read_from_the_probes_line_among_whatever_else_the_image_prints():
+    probe = image_record.version_in_probe
+    assert probe('INFO entrypoint says hello\n{"vllm_version": "0.32.0"}\n') == "0.32.0"
+    assert probe('{"vllm_version": null}\n') is None
+    assert probe("python3: not found\n") is None
+    assert probe("") is None
+    assert probe('{"vllm_version": "0.32.0"') is None          # cut short
+    assert probe('{"vllm_version": "x\\"}\n{"vllm_version": "0.31.0"}') == "0.31.0"   # the first that parses
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(), st.text(), st.one_of(st.none(), st.text(min_size=1)))
+def test_any_output_around_the_probe_line_gives_its_version_or_none(before, after, version):
+    line = json.dumps({"vllm_version": version})
+    found = image_record.version_in_probe(before + "\n" + line + "\n" + after)
+    assert found is None or isinstance(found, str)
+    if "{" not in before and "}" not in (version or ""):   # nothing that looks like the line before it
+        assert found == version

@@ -37,7 +37,7 @@ SPECS: Dict[str, dict] = {
         "path": {"type": "path", "default": "/var/lib/inferops-vllm/image.json"},
         "state": {"type": "str", "choices": ["present", "rolled_back", "query"], "default": "present"},
         "ref": {"type": "str", "default": ""},
-        "vllm_version": {"type": "str"},
+        "version_probe": {"type": "str", "default": ""},
         "retry_failed": {"type": "bool", "default": False},
         "node": {"type": "str", "default": "this node"},
         # consumed by the action plugin: the image to run as a fact, and an earlier result that answers a query
@@ -83,7 +83,7 @@ def image_record_apply(params: dict, run: Runner, which: Which, check_mode: bool
         found = node_state.images([params["ref"]], run, which("docker"))   # no docker yet: the pull says so
         pull_needed = not found[params["ref"]]["present"]
         if not pull_needed:
-            after = image_record.after_pull(before, params["ref"], params["vllm_version"],
+            after = image_record.after_pull(before, params["ref"], image_record.version_in_probe(params["version_probe"]),
                                             time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     elif params["state"] == "rolled_back":
         after = image_record.after_rollback(before)

@@ -31,6 +31,7 @@ import zlib
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import weights as w
+from ansible_collections.inferops.vllm.plugins.module_utils.node import node_record
 from ansible_collections.inferops.vllm.plugins.module_utils.node.registry import RegistryError
 from ansible_collections.inferops.vllm.plugins.module_utils.node.registry_blobs import (
     CHUNK, OCI_MANIFEST, TRANSIENT, BoundedRegistry, manifest_by_tag, one_line, open_blob, push_blob, put_manifest,
@@ -73,32 +74,20 @@ def open_root(path: str) -> int:
 # the record: which keys this cache root holds from the site, or gave to it
 
 def read_record(root_fd: int) -> Dict[str, Any]:
+    """The cache root's record (node_record.read, never through a link); {"keys": {}} where there is none."""
     try:
-        fd = os.open(RECORD, FILE_FLAGS, dir_fd=root_fd)
+        doc = node_record.read(RECORD, dir_fd=root_fd) or {}
     except OSError:
-        return {"keys": {}}
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            doc = json.loads(fh.read(1 << 20).decode("utf-8"))
-    except (OSError, ValueError):
-        return {"keys": {}}
-    keys = doc.get("keys") if isinstance(doc, dict) else None
+        doc = {}
+    keys = doc.get("keys")
     return {"keys": {k: v for k, v in keys.items() if isinstance(v, dict)}} if isinstance(keys, dict) else {"keys": {}}
 
 
 def write_record(root_fd: int, record: Dict[str, Any]) -> None:
-    """tmp + fsync + rename inside the root: a reader sees the old record or the new one. The oldest keys past
-    KEEP_KEYS are forgotten."""
+    """node_record.write inside the root, its temporary file under the collection's own prefix (never packed): a
+    reader sees the old record or the new one. The oldest keys past KEEP_KEYS are forgotten."""
     keys = sorted(record["keys"].items(), key=lambda kv: str(kv[1].get("at", "")))[-KEEP_KEYS:]
-    body = json.dumps({"keys": dict(keys)}, indent=4, sort_keys=True).encode() + b"\n"
-    tmp = "%srecord.%d" % (OWN_PREFIX, os.getpid())
-    _unlink_own(root_fd, tmp)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=root_fd)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(body)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.rename(tmp, RECORD, src_dir_fd=root_fd, dst_dir_fd=root_fd)
+    node_record.write(RECORD, {"keys": dict(keys)}, dir_fd=root_fd, tmp="%srecord.%d" % (OWN_PREFIX, os.getpid()))
 
 
 def _unlink_own(dir_fd: int, name: str) -> None:

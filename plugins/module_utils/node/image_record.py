@@ -11,11 +11,26 @@ Record: {"current": ref, "previous": ref | None, "vllm_version": str | None,
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node.image_ref import ENDS_IN_DIGEST, digest
 
 Record = Dict[str, Any]
+# the one line vllm_image's probe prints ({"vllm_version": "0.32.0"} or null), among whatever the image's entrypoint says
+_PROBE_LINE = re.compile(r'[{]"vllm_version": [^}]*[}]')
+
+
+def version_in_probe(output: str) -> Optional[str]:
+    """The vLLM version the image's probe printed; None where it printed none (no python3 in the image, no vLLM)."""
+    for found in _PROBE_LINE.findall(output or ""):
+        try:
+            version = json.loads(found).get("vllm_version")
+        except ValueError:
+            continue
+        return version if isinstance(version, str) and version else None
+    return None
 
 
 def failed_with(record: Record, ref: str) -> Optional[str]:

@@ -16,11 +16,11 @@ import os
 from typing import Any, Dict, Optional
 
 
-def read(path: str) -> Optional[Dict[str, Any]]:
+def read(path: str, dir_fd: Optional[int] = None) -> Optional[Dict[str, Any]]:
     """The record, or None where there is none (or a link, a torn or foreign file, which the next write replaces).
-    Never follows a link in the record's place: the readers run as root."""
+    Never follows a link in the record's place: the readers run as root. dir_fd: path is relative to that directory."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=dir_fd)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
@@ -47,16 +47,25 @@ def mode_of(path: str) -> Optional[str]:
         return None
 
 
-def write(path: str, record: Dict[str, Any], indent: int = 4) -> None:
+def write(path: str, record: Dict[str, Any], indent: int = 4, dir_fd: Optional[int] = None,
+          tmp: Optional[str] = None) -> None:
     """tmp + fsync + rename, 0644 (the directory 0755 where missing): a reader sees the old record or the new
-    one, never half of one, and a run cut in the middle leaves the old one."""
-    folder = os.path.dirname(path) or "."
-    if not os.path.isdir(folder):
-        os.makedirs(folder, mode=0o755)
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w", encoding="utf-8") as fh:
+    one, never half of one, and a run cut in the middle leaves the old one. The temporary file is created anew
+    (a link or file in its place is removed, never written through). dir_fd: path (and tmp) are relative to that
+    directory, which must exist; tmp: the temporary file's name, path.tmp.<pid> by default."""
+    if dir_fd is None:
+        folder = os.path.dirname(path) or "."
+        if not os.path.isdir(folder):
+            os.makedirs(folder, mode=0o755)
+    tmp = tmp or "%s.tmp.%d" % (path, os.getpid())
+    try:
+        os.unlink(tmp, dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644, dir_fd=dir_fd)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text(record, indent))
         fh.flush()
         os.fsync(fh.fileno())
-    os.chmod(tmp, 0o644)
-    os.rename(tmp, path)
+        os.chmod(fh.fileno(), 0o644)   # whatever the umask
+    os.rename(tmp, path, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
