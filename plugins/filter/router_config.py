@@ -22,7 +22,7 @@ description:
     is not an http(s) base URL, a flag in C(vllm_router_extra_args) that has its own variable).
 options:
   _input:
-    description: The role's variables (C(vllm_router_*)) by name.
+    description: The role's variables (C(vllm_router_*)) by name, as P(inferops.vllm.role_options#lookup) gives them.
     type: dict
     required: true
   clusters:
@@ -37,7 +37,7 @@ author: inferops.vllm contributors (@inferops)
 EXAMPLES = r"""
 - name: Work out the router's arguments
   ansible.builtin.set_fact:
-    router_args: "{{ vllm_router_settings | inferops.vllm.router_config(vllm_router_planned) }}"
+    router_args: "{{ lookup('inferops.vllm.role_options', 'vllm_router') | inferops.vllm.router_config(vllm_router_planned) }}"
 """
 
 RETURN = r"""

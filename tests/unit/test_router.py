@@ -1,6 +1,9 @@
 """vllm_router: the router's arguments and workers from the role's variables, the refusals (each names the
 variable, the value and the fix), the launcher's argv, the drain's reading of /metrics and the worker API logic."""
 import json
+import os
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -335,3 +338,54 @@ def test_clusters_pick_the_deployment_and_workers_override_it():
 def test_a_bad_side_policy_is_refused():
     with pytest.raises(router.RouterError, match="vllm_router_prefill_policy='fastest'"):
         router.router_config(defaults(vllm_router_prefill_policy="fastest"), PD_PLANNED)
+
+
+ROLE_OPTIONS_PLAY = """
+- name: The role's options reach the filter by the names its spec declares
+  hosts: all
+  connection: local
+  gather_facts: false
+  vars_files: [%(defaults)s]
+  vars:
+    site_port: 8181
+  tasks:
+    - name: Every own option but the secret, templated, and the same router flags as each variable by name
+      ansible.builtin.assert:
+        that:
+          - _options.keys() | sort == %(names)s | sort
+          - _options.vllm_router_port == 8181
+          - "'vllm_router_api_key' not in _options"
+          - (_options | inferops.vllm.router_config(_planned)) == (_by_name | inferops.vllm.router_config(_planned))
+      vars:
+        _options: "{{ lookup('inferops.vllm.role_options', 'vllm_router') }}"
+        _planned: [{name: k3, endpoint: "http://10.0.0.5:8000", nodes: [a]}]
+        _by_name: "{{ %(by_name)s }}"
+        # (task vars: above the defaults file)
+        vllm_router_port: "{{ site_port }}"
+        vllm_router_api_key: not-for-the-config
+    - name: A role without options of its own is refused with its spec file named
+      ansible.builtin.debug:
+        msg: "{{ lookup('inferops.vllm.role_options', 'no_such_role') }}"
+      register: _refused
+      ignore_errors: true
+    - name: The refusal names the file
+      ansible.builtin.assert:
+        that: "'roles/no_such_role/meta/argument_specs.yml' in _refused.msg"
+"""
+
+
+def test_the_role_options_lookup_gives_the_specs_options_to_the_filter(tmp_path):
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller import specs
+    names = specs.own_options("vllm_router")
+    assert "vllm_router_api_key" not in names and "vllm_router_port" in names
+    by_name = "{" + ", ".join("'%s': %s" % (n, n) for n in names) + "}"
+    (tmp_path / "play.yml").write_text(ROLE_OPTIONS_PLAY % {"defaults": ROLE / "defaults/main.yml",
+                                                            "names": json.dumps(names), "by_name": by_name})
+    (tmp_path / "inventory.json").write_text(json.dumps({"all": {"hosts": {"router": {
+        "ansible_python_interpreter": sys.executable}}}}))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    result = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp_path / "inventory.json"),
+                             str(tmp_path / "play.yml")], cwd=ROOT, env=env, capture_output=True, text=True,
+                            check=False, timeout=180)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0 and "failed=0" in out, out[-3000:]

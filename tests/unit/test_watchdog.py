@@ -392,3 +392,21 @@ def test_startup_after_keeps_a_complete_start_and_counts_a_serving_cluster_as_co
     follower = wd.startup_after({}, same, True, lambda _t: {"phases": {}, "ready": False})
     assert follower == {"phases": {}, "ready": False, "started_epoch": 100.0, "complete": True}
     assert wd.startup_prom({}, "x") == []
+
+
+def test_the_roles_config_takes_numbers_as_the_script_does_and_names_a_bad_one():
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller import watchdog_config as wc
+    launch = {"cluster": {"name": "k3", "endpoint": "http://10.0.0.5:8000"}, "rank": 1, "role": "follower",
+              "args": {"served-model-name": "kimi-k3"}, "host_stack": {"probe_ranks": [0, 1]},
+              "secret_env": {"VLLM_API_KEY": "vllm_api_key"}}
+    options = {wc.PREFIX + name: "/x/" + name for name in wc.TEXTS}
+    options.update({wc.PREFIX + name: "7" for name in wc.NUMBERS})
+    config = wc.config(launch, options)
+    assert set(config) == set(wd.CONFIG_KEYS) - {"pd"} | set(wd.Policy.__dataclass_fields__)
+    assert config["grace"] == 7 and config["backoff_factor"] == 7.0 and config["api_key_env"] == "VLLM_API_KEY"
+    assert "pd" not in config and config["data_parallel"] == [0, 1]
+    for bad in ("soon", True, None):
+        with pytest.raises(wc.WatchdogConfigError, match="vllm_watchdog_grace=.* is not a number: set it"):
+            wc.config(launch, dict(options, vllm_watchdog_grace=bad))
+    with pytest.raises(wc.WatchdogConfigError, match="vllm_watchdog_env_file"):
+        wc.config(launch, {k: v for k, v in options.items() if k != wc.PREFIX + "env_file"})

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.os_data import ROLES_DIR
 
@@ -74,6 +74,13 @@ def options(role: str, entry: str = "main") -> Dict[str, Dict[str, Any]]:
     """The options of one entry point of a role's meta/argument_specs.yml."""
     specs = _load(role, os.path.join("meta", "argument_specs.yml")).get("argument_specs") or {}
     return dict((specs.get(entry) or {}).get("options") or {})
+
+
+def own_options(role: str) -> List[str]:
+    """The names of the main entry point's options that are the role's own (named <role>_...), secrets
+    (no_log) left out, in the spec's order."""
+    return [name for name, option in options(role).items()
+            if name.startswith(role + "_") and not (option or {}).get("no_log")]
 
 
 def role_default(role: str, name: str) -> Any:
