@@ -30,7 +30,7 @@ from pathlib import Path
 
 import yaml
 
-import change_reports  # bench/, beside this file
+import variants  # bench/, beside this file
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("INFEROPS_CACHE", "/var/cache/inferops-vllm"))
@@ -49,9 +49,10 @@ SETTINGS = {
     "fact cache": {"ANSIBLE_GATHERING": "smart", "ANSIBLE_CACHE_PLUGIN": "jsonfile",
                    "ANSIBLE_CACHE_PLUGIN_TIMEOUT": "3600"},
 }
-# #47's other way of stating the desired state once: every step's tasks run and the modules report changes
-# (bench/change_reports.py); not in the default set
-CHANGE_REPORTS = "change reports"
+# copies of the collection that differ in one decision (bench/variants.py); not in the default set. #47's other way
+# of stating the desired state once (every step's tasks run, the modules report changes), and Ansible's own check
+# of each role's spec on every host, which site.yml leaves to the plan
+VARIANTS = {"change reports": variants.change_reports, "role specs checked": variants.role_specs_checked}
 
 
 def cluster_vars(name: str, port_offset: int, mirror: bool) -> dict:
@@ -128,9 +129,10 @@ def converge(workdir: Path, rounds: int, out: dict) -> None:
     wanted = [n for n in os.environ.get("INFEROPS_BENCH_SETTINGS", "").split(",") if n] or list(SETTINGS)
     for name in wanted:
         env, site_of = dict(SETTINGS.get(name, {})), site
-        if name == CHANGE_REPORTS:   # the collection with the engine's gates open (bench/change_reports.py)
-            env["ANSIBLE_COLLECTIONS_PATH"] = str(change_reports.emulate(workdir / "change-reports"))
-            site_of = workdir / "change-reports/ansible_collections/inferops/vllm/playbooks/site.yml"
+        if name in VARIANTS:   # a copy of the collection that differs in one decision (bench/variants.py)
+            folder = workdir / name.replace(" ", "-")
+            env["ANSIBLE_COLLECTIONS_PATH"] = str(VARIANTS[name](folder))
+            site_of = folder / "ansible_collections/inferops/vllm/playbooks/site.yml"
         runs = {size: {"site": [], "ping": []} for size in inventories}
         for _round in range(rounds):  # interleaved, sizes too, so machine drift hits all alike
             for size, inv in inventories.items():

