@@ -207,3 +207,14 @@ def test_any_output_around_the_probe_line_gives_its_version_or_none(before, afte
     assert found is None or isinstance(found, str)
     if "{" not in before and "}" not in (version or ""):   # nothing that looks like the line before it
         assert found == version
+
+
+def test_a_record_read_with_a_limit_reads_no_more_and_takes_a_longer_file_as_none(tmp_path):
+    from ansible_collections.inferops.vllm.plugins.module_utils.node import node_record
+    record = tmp_path / "cache.json"
+    node_record.write(str(record), {"keys": {"k": {"state": "restored"}}})
+    size = record.stat().st_size
+    assert node_record.read(str(record), limit=size) == {"keys": {"k": {"state": "restored"}}}
+    assert node_record.read(str(record), limit=size - 2) is None   # the closing brace cut off
+    record.write_bytes(b"\xff\xfe not text")
+    assert node_record.read(str(record)) is None

@@ -45,6 +45,7 @@ LAYER_TYPE = "application/vnd.inferops.vllm.compile-cache.v1.tar+gzip"
 # never restored over.
 OWN_PREFIX = ".inferops-"
 RECORD = OWN_PREFIX + "site-cache.json"
+RECORD_BYTES = 1 << 20   # KEEP_KEYS keys take a few kB
 KEEP_KEYS = 8          # keys remembered in the record
 MAX_DEPTH = 64
 MAX_FILES = 1000000
@@ -74,9 +75,10 @@ def open_root(path: str) -> int:
 # the record: which keys this cache root holds from the site, or gave to it
 
 def read_record(root_fd: int) -> Dict[str, Any]:
-    """The cache root's record (node_record.read, never through a link); {"keys": {}} where there is none."""
+    """The cache root's record (node_record.read, never through a link, at most RECORD_BYTES: vLLM writes in this
+    folder); {"keys": {}} where there is none."""
     try:
-        doc = node_record.read(RECORD, dir_fd=root_fd) or {}
+        doc = node_record.read(RECORD, dir_fd=root_fd, limit=RECORD_BYTES) or {}
     except OSError:
         doc = {}
     keys = doc.get("keys")

@@ -16,9 +16,10 @@ import os
 from typing import Any, Dict, Optional
 
 
-def read(path: str, dir_fd: Optional[int] = None) -> Optional[Dict[str, Any]]:
+def read(path: str, dir_fd: Optional[int] = None, limit: Optional[int] = None) -> Optional[Dict[str, Any]]:
     """The record, or None where there is none (or a link, a torn or foreign file, which the next write replaces).
-    Never follows a link in the record's place: the readers run as root. dir_fd: path is relative to that directory."""
+    Never follows a link in the record's place: the readers run as root. dir_fd: path is relative to that directory;
+    limit: read at most that many bytes (a longer file is foreign), for a record in a folder others write to."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=dir_fd)
     except (FileNotFoundError, NotADirectoryError):
@@ -28,8 +29,8 @@ def read(path: str, dir_fd: Optional[int] = None) -> Optional[Dict[str, Any]]:
             return None
         raise
     try:
-        with os.fdopen(fd, encoding="utf-8") as fh:
-            record = json.load(fh)
+        with os.fdopen(fd, "rb") as fh:
+            record = json.loads((fh.read() if limit is None else fh.read(limit)).decode("utf-8"))
     except ValueError:
         return None
     return record if isinstance(record, dict) else None
