@@ -94,13 +94,11 @@ def nvidia_driver(role: Role, family: str) -> dict:
     packages = {}
     for modules in ("open", "proprietary"):
         role.variables["nvidia_driver_kernel_modules"] = modules
-        role.set_facts("os_vars.yml", "Resolve settings")
-        packages[modules] = role.variables["nvidia_driver_packages"]
+        packages[modules] = role.render("{{ nvidia_driver_wanted_settings.packages }}")
     role.variables["nvidia_driver_kernel_modules"] = "open"
-    role.set_facts("os_vars.yml", "Resolve settings")
     out = {
         "vars_file": role.vars_file.name,
-        "repo": role.variables["nvidia_driver_repo"],
+        "repo": role.render("{{ nvidia_driver_wanted_settings.repo }}"),
         "kernel_headers": role.args("kernel.yml", "ansible.builtin.package")["name"],
         "fabric_manager": role.render(os_data["fabric_manager_package"]),
         "imex": role.render(os_data["imex_package"]),
@@ -157,7 +155,6 @@ def nvidia_driver_mirror_on_apt(role: Role, keyring_list: str) -> None:
     reads the lists, and the wanted state has it gone: nothing the role leaves points apt at NVIDIA."""
     mirror = "https://mirror.example/cuda/ubuntu/"
     role.variables["nvidia_driver_repo_url"] = mirror
-    role.set_facts("os_vars.yml", "Resolve settings")
     setup = role.repository("install.yml")
     assert setup["ansible.builtin.file"] == [{"path": keyring_list, "state": "absent"}], setup
     [repo] = setup["ansible.builtin.deb822_repository"]
@@ -178,7 +175,6 @@ def nvidia_driver_mirror_on_apt(role: Role, keyring_list: str) -> None:
         if "deb" in (t.get("ansible.builtin.apt") or {}))
     assert order.index("ansible.builtin.meta") > order.index("ansible.builtin.deb822_repository")
     role.variables["nvidia_driver_repo_url"] = ""
-    role.set_facts("os_vars.yml", "Resolve settings")
 
 
 def nvidia_driver_epel(role: Role) -> dict:
@@ -187,7 +183,6 @@ def nvidia_driver_epel(role: Role) -> dict:
     epel = {}
     for modules in ("proprietary", "open"):
         role.variables["nvidia_driver_kernel_modules"] = modules
-        role.set_facts("os_vars.yml", "Resolve settings")
         assert role.runs(epel_include(), role.variables), modules
         epel = {"packages": role.args("epel.yml", "ansible.builtin.dnf")["name"],
                 "crb": role.args("epel.yml", "community.general.dnf_config_manager")["name"]}
@@ -218,8 +213,8 @@ def container_runtime(role: Role, family: str) -> dict:
     out = {"vars_file": role.vars_file.name, "hold": "dpkg_selections",
            "distro_packages": role.render("{{ container_runtime_engine_packages }}")}
     role.variables["container_runtime_docker_source"] = "docker"
-    # a node without python3-debian, which deb822_repository needs: os_packages installs it first
-    state = {"container_runtime_state": {"packages": {"python3-debian": None}}}
+    # what deb822_repository needs (os_packages' default, named there only): os_packages installs it first
+    state = {"container_runtime_state": {"packages": {}}}
     assert role.repository("docker.yml", state)["ansible.builtin.apt"][0] == {"name": ["python3-debian"]}
     repo = apt_repository(role, "docker.yml", state)
     out["docker"] = {"repo": repo["uris"], "suite": deb822(repo["suites"]), "components": deb822(repo["components"]),
@@ -438,7 +433,7 @@ def write_el9_node(root: Path, role: Role, distribution: str, stream: str = "580
         repo.set(cuda["name"], key, params[key])
     with open(etc / "yum.repos.d" / ("%s.repo" % cuda["name"]), "w") as fh:
         repo.write(fh)
-    crb = role.render("{{ nvidia_driver_crb }}")
+    crb = role.render("{{ nvidia_driver_wanted_settings.crb }}")
     (etc / "yum.repos.d" / EL9_CRB_FILES[distribution]).write_text(
         "[%s]\nname = CodeReady Builder\nbaseurl = https://mirror.example/9/CRB/$basearch/os/\ngpgcheck = 1\n"
         "enabled = %s\n\n[%s-debug]\nname = CodeReady Builder debug\nbaseurl = https://mirror.example/9/CRB/debug/\n"
@@ -486,7 +481,6 @@ def test_a_converged_el9_node_skips_the_install_path(tmp_path, fix, distribution
     another stream, none, a disabled CRB or a missing lock runs it, saying why."""
     role = Role("nvidia_driver", facts(fix, distribution, "x86_64"))
     role.load_os_vars("os_vars.yml")
-    role.set_facts("os_vars.yml", "Resolve settings")
     [install] = [t for t in tasks_of("nvidia_driver", "main.yml")
                  if "install.yml" in str(t.get("ansible.builtin.include_tasks"))]
 
@@ -502,7 +496,7 @@ def test_a_converged_el9_node_skips_the_install_path(tmp_path, fix, distribution
     assert {name: step["why"] for name, step in state["steps"].items()} == {
         "install": [], "persistenced": [], "fabric_manager": [], "imex": []}
     assert state["packages"]["nvidia-driver"] == {"version": "580.95.05-1.el9", "upstream": "580.95.05", "hold": True}
-    crb = role.render("{{ nvidia_driver_crb }}")
+    crb = role.render("{{ nvidia_driver_wanted_settings.crb }}")
     assert judged(stream="570-open")["steps"]["install"]["why"] == [
         "dnf module nvidia-driver: stream 570-open enabled, not 580-open"]
     assert judged(stream="")["steps"]["install"]["why"] == ["dnf module nvidia-driver: no stream enabled, wanted 580-open"]

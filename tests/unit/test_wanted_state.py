@@ -10,6 +10,7 @@ NVIDIA_APT = {
     "family": "Debian", "packages": ["nvidia-open"], "version_package": "nvidia-open", "version": "580.95.05",
     "pinning_package": "nvidia-driver-pinning-580", "hold_packages": True,
     "held_packages": ["nvidia-open", "nvidia-kernel-open-dkms", "nvidia-fabricmanager"],
+    "own_packages": ["nvidia-open", "nvidia-kernel-open-dkms"], "setup_packages": ["python3-debian"],
     "kernel_headers": "install", "kernel_headers_package": "linux-headers-6.1.0-28-amd64",
     "repo": "https://mirror.site/cuda/", "repo_file": "/etc/apt/sources.list.d/cuda.sources", "key_url": "",
     "keyring_path": "/usr/share/keyrings/cuda-archive-keyring.gpg", "keyring_cache": "/var/cache/apt/k.deb",
@@ -24,7 +25,7 @@ NVIDIA_APT = {
     "imex_config_file": "/etc/nvidia-imex/config.cfg", "imex_config_regexp": "^IMEX_NODE_CONFIG_FILE=",
     "imex_config_line": "IMEX_NODE_CONFIG_FILE=/etc/nvidia-imex/nodes_config.cfg",
     "imex_nodes_file": "/etc/nvidia-imex/nodes_config.cfg", "imex_nodes_content": "",
-    "probe_packages": ["nvidia-open"], "reboot_file": "/var/run/reboot-required"}
+    "imex_domain": "", "gpudirect": "off", "probe_packages": ["nvidia-open"], "reboot_file": "/var/run/reboot-required"}
 
 
 def test_an_hgx_node_on_apt():
@@ -33,6 +34,7 @@ def test_an_hgx_node_on_apt():
     assert packages["nvidia-open"] == {"present": True, "hold": True, "version": "580.95.05"}
     assert packages["nvidia-kernel-open-dkms"] == {"present": None, "hold": True}   # held where installed
     assert packages["linux-headers-6.1.0-28-amd64"] == {"present": True}
+    assert packages["python3-debian"] == {"present": True}   # what deb822_repository needs, from the settings
     files = wanted["install"]["files"]
     assert files[NVIDIA_APT["keyring_list"]] == {"exists": False}   # a mirror: NVIDIA's list goes
     assert files[NVIDIA_APT["pin_file"]] == {"content": PIN, "mode": "0644"}

@@ -43,6 +43,8 @@ class NvidiaDriver:
     pinning_package: str           # apt: NVIDIA's branch pinning package
     hold_packages: bool
     held_packages: List[str]       # apt: the real names that carry the driver
+    own_packages: List[str]        # the packages that make a driver this role's own (the vendor check)
+    setup_packages: List[str]      # apt: what deb822_repository needs (os_packages' default)
     kernel_headers: str            # install, check or skip
     kernel_headers_package: str
     repo: str                      # the CUDA repository (a site mirror or NVIDIA's)
@@ -79,6 +81,8 @@ class NvidiaDriver:
     imex_config_line: str
     imex_nodes_file: str
     imex_nodes_content: str
+    imex_domain: str               # the NVLink domain's group, "" without IMEX
+    gpudirect: str                 # vllm_launch.host_stack.gpudirect: off, dmabuf or peermem
     probe_packages: List[str]      # read besides the wanted state: the packages the vendor check looks at
     reboot_file: str               # and the reboot flag
 
@@ -98,7 +102,7 @@ def _install_apt(s: NvidiaDriver) -> Dict[str, Any]:
     (none without an exact version), unattended-upgrades kept off the driver."""
     packages: Dict[str, Any] = {name: {"present": None, "hold": True} for name in s.held_packages} if s.hold_packages else {}
     extra = [s.kernel_headers_package] if s.kernel_headers == "install" else []
-    packages = _merge(packages, _present(s.packages + [s.pinning_package, "python3-debian"] + extra))
+    packages = _merge(packages, _present(s.packages + [s.pinning_package] + s.setup_packages + extra))
     if s.version:
         packages = _merge(packages, {name: {"version": s.version} for name in s.packages})
     files: Dict[str, Any] = {
@@ -324,8 +328,8 @@ def vllm_watchdog(s: VllmWatchdog) -> Wanted:
 # its role and settings, so node_read can make it ahead for the role and the role's task can be answered from it.
 READS: Dict[str, Callable[[Any], Dict[str, List[str]]]] = {
     "nvidia_driver": lambda s: {"packages": list(s.probe_packages), "files": [s.reboot_file]},
-    # deb822_repository needs python3-debian; daemon.json is read whole: the role merges into it
-    "container_runtime": lambda s: {"packages": ["python3-debian"], "read": ["/etc/docker/daemon.json"]},
+    # daemon.json is read whole: the role merges into it
+    "container_runtime": lambda s: {"read": ["/etc/docker/daemon.json"]},
     "host_proxy": lambda s: {"services": ["docker"] if s.docker_service else []},
     "vllm_serve": lambda s: {"containers": [s.container_name], "read": [s.checks_path]},
 }

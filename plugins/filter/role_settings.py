@@ -1,0 +1,69 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter: a role's settings, derived in Python (module_utils/controller/role_settings.py) from its options."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import role_settings as rs
+
+DOCUMENTATION = r"""
+name: role_settings
+short_description: A role's settings, from its options, its OS data, the node's OS family and the plan's host stack
+description:
+  - Derives everything a role computes from its tunables in one place - the packages, repository, key, files and
+    their contents - so that the role's tasks and its node_state read take them from one result and no path,
+    content or package is stated twice.
+  - Roles so far - C(nvidia_driver).
+  - Fails with the variable, the value and the fix where a value cannot be used.
+options:
+  _input:
+    description: The role's options by name, as P(inferops.vllm.role_options#lookup) gives them.
+    type: dict
+    required: true
+  role:
+    description: The role's name in this collection.
+    type: str
+    required: true
+  os_data:
+    description: The role's OS data, as P(inferops.vllm.os_data#lookup) gives it.
+    type: dict
+    required: true
+  family:
+    description: The node's OS family (C(ansible_facts.os_family)).
+    type: str
+    required: true
+  stack:
+    description: The node's host stack as the plan decided it (C(vllm_launch.host_stack)).
+    type: dict
+    required: true
+version_added: 1.0.0
+author: inferops.vllm contributors (@inferops)
+"""
+
+EXAMPLES = r"""
+nvidia_driver_wanted_settings: >-
+  {{ lookup('inferops.vllm.role_options', 'nvidia_driver') | inferops.vllm.role_settings('nvidia_driver',
+     nvidia_driver_os, ansible_facts.os_family, vllm_launch.host_stack) }}
+"""
+
+RETURN = r"""
+_value:
+  description: The role's settings by name (for C(nvidia_driver), the fields of C(wanted_state.NvidiaDriver)).
+  type: dict
+"""
+
+
+def role_settings(options, role, os_data, family, stack):
+    try:
+        return rs.build(str(role), dict(options or {}), os_data=dict(os_data or {}), family=str(family),
+                        stack=dict(stack or {}))
+    except rs.RoleSettingsError as err:
+        raise AnsibleFilterError(str(err)) from None
+
+
+class FilterModule:
+    def filters(self):
+        return {"role_settings": role_settings}

@@ -1,0 +1,171 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.vllm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A role's settings, derived in one place: from its own options (the names its argument specs declare, lookup
+inferops.vllm.role_options), its OS data (lookup inferops.vllm.os_data), the node's OS family and the plan's host
+stack. What the role's tasks apply and what node_state judges (wanted_state.py) are both read from the result, so
+no path, content or package is stated twice, and vars/ holds no computed value of its own.
+
+Pure functions; the filter inferops.vllm.role_settings calls them."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Mapping
+
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import specs
+
+
+class RoleSettingsError(ValueError):
+    pass
+
+
+# Ansible's bool filter: these words are true, anything else false
+_TRUE = ("y", "yes", "on", "1", "true", "t")
+
+
+def flag(value: Any) -> bool:
+    """A tunable as Ansible's `| bool` reads it: true, yes, on, 1 (any case) are true."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return value == 1
+    return str(value).strip().lower() in _TRUE
+
+
+def _unique(names: List[str]) -> List[str]:
+    return list(dict.fromkeys(names))
+
+
+def setup_packages() -> List[str]:
+    """What deb822_repository needs on an apt node before os_packages adds a repository: os_packages' default, the
+    one place it is named."""
+    return [str(name) for name in specs.role_default("os_packages", "os_packages_setup_packages") or []]
+
+
+# --- nvidia_driver ---------------------------------------------------------------------------------------------
+
+NVIDIA_PIN_FILE = "/etc/apt/preferences.d/00-inferops-nvidia-driver"
+NVIDIA_UNATTENDED_FILE = "/etc/apt/apt.conf.d/51inferops-nvidia-driver"
+NVIDIA_UNATTENDED_CONTENT = (
+    "// Managed by inferops.vllm: a driver library upgrade under a loaded kernel module breaks NVML.\n"
+    "Unattended-Upgrade::Package-Blacklist {\n"
+    '    "nvidia-";\n'
+    '    "libnvidia-";\n'
+    '    "cuda-drivers";\n'
+    "};\n")
+NVIDIA_NOUVEAU_FILE = "/etc/modprobe.d/blacklist-nouveau.conf"
+NVIDIA_REBOOT_FILE = "/var/run/reboot-required"
+NVIDIA_IMEX_CHANNEL_FILE = "/etc/modprobe.d/nvidia-imex-channel.conf"
+NVIDIA_IMEX_CHANNEL_CONTENT = ("# Managed by inferops.vllm: containers use /dev/nvidia-caps-imex-channels/channel0 for MNNVL.\n"
+                               "options nvidia NVreg_CreateImexChannel0=1\n")
+NVIDIA_IMEX_CONFIG_FILE = "/etc/nvidia-imex/config.cfg"
+NVIDIA_IMEX_NODES_FILE = "/etc/nvidia-imex/nodes_config.cfg"
+# a repository id of its own: epel-release owns epel.repo and [epel]
+NVIDIA_EPEL_MIRROR = "epel-mirror"
+
+
+def _nvidia_pin(version: str, held: List[str]) -> str:
+    return ("# Managed by inferops.vllm: nvidia_driver_version=%s\nPackage: %s\nPin: version %s-*\nPin-Priority: 1001\n"
+            % (version, " ".join(held), version))
+
+
+def nvidia_driver(options: Mapping[str, Any], os_data: Mapping[str, Any], family: str,
+                  stack: Mapping[str, Any]) -> Dict[str, Any]:
+    """nvidia_driver's settings (wanted_state.NvidiaDriver's fields): user values win over the OS data; what the
+    plan decided (Fabric Manager, the IMEX domain, GPUDirect) comes from the host stack."""
+    def opt(name: str, default: Any = "") -> Any:
+        value = options.get("nvidia_driver_" + name)
+        return default if value is None else value
+
+    def os_value(name: str, default: Any = "") -> Any:
+        value = os_data.get(name)
+        return default if value is None else value
+
+    debian = family == "Debian"
+    modules = str(opt("kernel_modules", "open"))
+    if modules not in (os_data.get("packages") or {}):
+        raise RoleSettingsError("nvidia_driver_kernel_modules=%r: not one of %s. Fix: set open or proprietary"
+                                % (modules, ", ".join(sorted(os_data.get("packages") or {}))))
+    version = str(opt("version"))
+    repo = str(opt("repo_url") or os_value("repo_url"))
+    version_package = str(os_data["version_package"][modules])
+    held = [str(name) for name in os_value("held_packages", [])]
+    probe = (held if debian else []) + [version_package]
+    if debian:
+        key_url = str(opt("keyring_url") or repo.rstrip("/") + "/" + str(os_value("keyring_file")))
+    else:
+        key_url = repo.rstrip("/") + "/" + str(os_value("key_file"))
+    want_epel = flag(opt("enable_epel", True)) and flag((os_value("dkms_needs_epel", {}) or {}).get(modules, False))
+    epel_repo_url = str(opt("epel_repo_url"))
+    imex_stack = stack.get("imex")
+    imex = imex_stack is not None
+    peers = (imex_stack or {}).get("peers") if imex else []
+    companions = (str(os_value("fabric_manager_package")), str(os_value("imex_package")))
+    return {
+        "family": family,
+        "packages": [str(name) for name in os_data["packages"][modules]],
+        "version_package": version_package,
+        "version": version,
+        "pinning_package": "nvidia-driver-pinning-%s" % opt("branch"),
+        "hold_packages": flag(opt("hold_packages", True)),
+        "held_packages": held,
+        "own_packages": [name for name in _unique(probe) if name not in companions],
+        "setup_packages": setup_packages(),
+        "kernel_headers": str(opt("kernel_headers", "install")),
+        "kernel_headers_package": str(os_value("kernel_headers_package")),
+        "repo": repo,
+        "repo_file": str(os_value("repo_file")),
+        "key_url": key_url,
+        "keyring_path": str(os_value("keyring_path")),
+        "keyring_cache": "/var/cache/apt/" + str(os_value("keyring_file")),
+        "keyring_list": str(os_value("keyring_list")),
+        # a site mirror on apt: the source list cuda-keyring installs points at NVIDIA and goes
+        "remove_keyring_list": debian and repo.rstrip("/") != str(os_value("repo_url")).rstrip("/"),
+        "pin_file": NVIDIA_PIN_FILE,
+        "pin_content": _nvidia_pin(version, held),
+        "blacklist_nouveau": flag(opt("blacklist_nouveau", True)),
+        "nouveau_file": NVIDIA_NOUVEAU_FILE,
+        "block_unattended_upgrades": flag(opt("block_unattended_upgrades", True)),
+        "unattended_file": NVIDIA_UNATTENDED_FILE,
+        "unattended_content": NVIDIA_UNATTENDED_CONTENT,
+        # EL: EPEL (dkms) and CRB (its build dependencies) where the stream builds with DKMS; never on apt nodes
+        "want_epel": want_epel,
+        "epel_packages": (["dnf-plugins-core"] + ([] if epel_repo_url else [str(os_value("epel_release_package"))])
+                          if want_epel else []),
+        "epel_repo_url": epel_repo_url,
+        "epel_key_url": str(opt("epel_key_url")),
+        "epel_mirror": NVIDIA_EPEL_MIRROR,
+        "crb": str(opt("crb_repo") or os_value("crb_repo")) if want_epel else "",
+        "persistenced": flag(opt("persistenced", True)),
+        "fabric_manager": bool(stack.get("fabric_manager")),
+        "fabric_manager_package": companions[0],
+        # companion.yml holds Fabric Manager and IMEX on apt nodes; on dnf nodes the install's versionlock covers them
+        "hold_companions": flag(opt("hold_packages", True)) and debian,
+        "imex": imex,
+        "imex_domain": str((imex_stack or {}).get("domain") or "") if imex else "",
+        "imex_peers": [str(peer) for peer in peers] if peers is not None else None,
+        "imex_package": companions[1],
+        "imex_channel_file": NVIDIA_IMEX_CHANNEL_FILE,
+        "imex_channel_content": NVIDIA_IMEX_CHANNEL_CONTENT,
+        "imex_config_file": NVIDIA_IMEX_CONFIG_FILE,
+        "imex_config_regexp": "^IMEX_NODE_CONFIG_FILE=",
+        "imex_config_line": "IMEX_NODE_CONFIG_FILE=" + NVIDIA_IMEX_NODES_FILE,
+        "imex_nodes_file": NVIDIA_IMEX_NODES_FILE,
+        # identical and sorted on every tray of the domain: the plan writes it (host_stack.imex.nodes_config)
+        "imex_nodes_content": str((imex_stack or {}).get("nodes_config") or "") if imex and peers is not None else "",
+        "gpudirect": str(stack.get("gpudirect") or "off"),
+        # read besides the wanted state: the packages the vendor check looks at, and the reboot flag
+        "probe_packages": probe,
+        "reboot_file": NVIDIA_REBOOT_FILE,
+    }
+
+
+BUILDERS: Dict[str, Callable[..., Dict[str, Any]]] = {"nvidia_driver": nvidia_driver}
+
+
+def build(role: str, options: Mapping[str, Any], **inputs: Any) -> Dict[str, Any]:
+    """The role's settings; RoleSettingsError names an unknown role or a value that cannot be used, with the fix."""
+    if role not in BUILDERS:
+        raise RoleSettingsError("role_settings: no settings are derived for role %r (roles: %s)"
+                                % (role, ", ".join(sorted(BUILDERS))))
+    return BUILDERS[role](options, **inputs)

@@ -1,0 +1,117 @@
+"""A role's settings derived in Python (module_utils/controller/role_settings.py): what the role's tasks apply and
+what node_state judges come from one result. tests/data renders them on every tested OS through the role's
+vars/main.yml; here: the derivations, and that every result is a valid set of wanted-state settings."""
+import pytest
+from ansible.module_utils.parsing.convert_bool import boolean
+from hypothesis import given, strategies as st
+
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import role_settings as rs
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import wanted_state as ws
+
+APT_OS = {
+    "repo_url": "https://developer.download.nvidia.com/compute/cuda/repos/debian13/x86_64/",
+    "keyring_file": "cuda-keyring_1.1-1_all.deb", "keyring_path": "/usr/share/keyrings/cuda-archive-keyring.gpg",
+    "keyring_list": "/etc/apt/sources.list.d/cuda-debian13-x86_64.list",
+    "repo_file": "/etc/apt/sources.list.d/cuda.sources",
+    "packages": {"open": ["nvidia-open"], "proprietary": ["cuda-drivers"]},
+    "version_package": {"open": "nvidia-open", "proprietary": "cuda-drivers"},
+    "held_packages": ["nvidia-open", "cuda-drivers", "nvidia-kernel-open-dkms", "nvidia-fabricmanager", "nvidia-imex"],
+    "fabric_manager_package": "nvidia-fabricmanager", "imex_package": "nvidia-imex",
+    "kernel_headers_package": "linux-headers-6.12.57+deb13-amd64"}
+EL_OS = {
+    "repo_url": "https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/", "key_file": "D42D0685.pub",
+    "repo_file": "/etc/yum.repos.d/cuda.repo",
+    "packages": {"open": ["@nvidia-driver:580-open"], "proprietary": ["@nvidia-driver:580-dkms"]},
+    "version_package": {"open": "nvidia-driver", "proprietary": "nvidia-driver"}, "held_packages": ["*nvidia*580*"],
+    "fabric_manager_package": "nvidia-fabric-manager", "imex_package": "nvidia-imex",
+    "kernel_headers_package": "kernel-devel-5.14.0", "dkms_needs_epel": {"open": True, "proprietary": True},
+    "epel_release_package": "epel-release", "crb_repo": "crb"}
+STACK = {"fabric_manager": False, "imex": None, "gpudirect": "off"}
+DEFAULTS = {"nvidia_driver_branch": "580", "nvidia_driver_version": "", "nvidia_driver_kernel_modules": "open",
+            "nvidia_driver_repo_url": "", "nvidia_driver_keyring_url": "", "nvidia_driver_enable_epel": True,
+            "nvidia_driver_hold_packages": True}
+
+
+def settings(options=None, os_data=APT_OS, family="Debian", stack=STACK):
+    return rs.build("nvidia_driver", dict(DEFAULTS, **(options or {})), os_data=os_data, family=family, stack=stack)
+
+
+def test_nvidias_repository_on_apt():
+    s = settings()
+    assert s["key_url"] == APT_OS["repo_url"] + "cuda-keyring_1.1-1_all.deb"
+    assert not s["remove_keyring_list"] and s["pinning_package"] == "nvidia-driver-pinning-580"
+    assert s["own_packages"] == ["nvidia-open", "cuda-drivers", "nvidia-kernel-open-dkms"]   # not FM, not IMEX
+    assert s["setup_packages"] == ["python3-debian"]   # os_packages' default, named there only
+    assert s["want_epel"] is False and s["epel_packages"] == [] and s["crb"] == ""
+    ws.build("nvidia_driver", s)
+
+
+def test_a_site_mirror_drops_nvidias_list_and_takes_the_keyring_from_the_mirror():
+    s = settings({"nvidia_driver_repo_url": "https://mirror.site/cuda//", "nvidia_driver_version": "580.95.05"})
+    assert s["remove_keyring_list"] and s["key_url"] == "https://mirror.site/cuda/cuda-keyring_1.1-1_all.deb"
+    assert s["pin_content"].splitlines() == [
+        "# Managed by inferops.vllm: nvidia_driver_version=580.95.05",
+        "Package: nvidia-open cuda-drivers nvidia-kernel-open-dkms nvidia-fabricmanager nvidia-imex",
+        "Pin: version 580.95.05-*", "Pin-Priority: 1001"]
+    # the same repository but for trailing slashes is NVIDIA's: its list stays
+    assert not settings({"nvidia_driver_repo_url": APT_OS["repo_url"].rstrip("/")})["remove_keyring_list"]
+
+
+def test_el9_takes_epel_and_crb_for_dkms_unless_a_mirror_or_the_switch_says_otherwise():
+    s = settings(os_data=EL_OS, family="RedHat")
+    assert s["key_url"] == EL_OS["repo_url"] + "D42D0685.pub" and s["probe_packages"] == ["nvidia-driver"]
+    assert s["want_epel"] and s["epel_packages"] == ["dnf-plugins-core", "epel-release"] and s["crb"] == "crb"
+    assert not s["hold_companions"] and not s["remove_keyring_list"]
+    mirrored = settings({"nvidia_driver_epel_repo_url": "https://m/epel", "nvidia_driver_crb_repo": "mycrb"},
+                        os_data=EL_OS, family="RedHat")
+    assert mirrored["epel_packages"] == ["dnf-plugins-core"] and mirrored["crb"] == "mycrb"
+    off = settings({"nvidia_driver_enable_epel": "no"}, os_data=EL_OS, family="RedHat")
+    assert not off["want_epel"] and off["epel_packages"] == [] and off["crb"] == ""
+    ws.build("nvidia_driver", s)
+
+
+def test_imex_follows_the_host_stack():
+    tray = dict(STACK, fabric_manager=True, gpudirect="dmabuf",
+                imex={"domain": "rack1", "peers": ["127.0.1.1", "127.0.1.2"], "nodes_config": "127.0.1.1\n127.0.1.2\n"})
+    s = settings(stack=tray)
+    assert (s["imex"], s["imex_domain"], s["imex_peers"], s["imex_nodes_content"]) == (
+        True, "rack1", ["127.0.1.1", "127.0.1.2"], "127.0.1.1\n127.0.1.2\n")
+    assert s["fabric_manager"] and s["gpudirect"] == "dmabuf"
+    no_group = settings(stack=dict(tray, imex={"domain": "rack2", "peers": None, "nodes_config": ""}))
+    assert no_group["imex_peers"] is None and no_group["imex_nodes_content"] == ""
+    assert ws.build("nvidia_driver", no_group)["imex"] == {"always": "the NVLink domain is not an inventory group"}
+    assert settings()["imex_peers"] == [] and settings()["imex_domain"] == ""
+
+
+def test_a_kernel_module_flavour_the_os_lacks_names_the_variable_and_the_fix():
+    with pytest.raises(rs.RoleSettingsError) as refused:
+        settings({"nvidia_driver_kernel_modules": "closed"})
+    assert str(refused.value) == ("nvidia_driver_kernel_modules='closed': not one of open, proprietary. "
+                                  "Fix: set open or proprietary")
+    with pytest.raises(rs.RoleSettingsError, match="no settings are derived for role 'rocm'"):
+        rs.build("rocm", {})
+
+
+@given(st.one_of(st.booleans(), st.integers(-2, 2), st.sampled_from(["yes", "No", "ON", "off", "1", "0", "t", "y",
+                                                                    " true ", "maybe", ""]), st.text(max_size=5)))
+def test_flag_reads_a_value_as_ansibles_bool_filter(value):
+    assert rs.flag(value) is boolean(value, strict=False)
+
+
+VERSION = st.from_regex(r"\A[0-9]{3}(\.[0-9]{1,3}){1,2}\Z")
+URL = st.from_regex(r"\Ahttps://[a-z]{1,8}\.example(/[a-z0-9]{1,4}){0,3}/{0,2}\Z")
+
+
+@given(version=VERSION, repo=st.one_of(st.just(""), URL), modules=st.sampled_from(["open", "proprietary"]),
+       family=st.sampled_from(["Debian", "RedHat"]), hold=st.booleans())
+def test_every_derived_setting_is_a_valid_wanted_state(version, repo, modules, family, hold):
+    s = settings({"nvidia_driver_version": version, "nvidia_driver_repo_url": repo,
+                  "nvidia_driver_kernel_modules": modules, "nvidia_driver_hold_packages": hold},
+                 os_data=APT_OS if family == "Debian" else EL_OS, family=family)
+    wanted = ws.build("nvidia_driver", s)
+    assert s["key_url"].startswith((repo or (APT_OS if family == "Debian" else EL_OS)["repo_url"]).rstrip("/") + "/")
+    assert "//" not in s["key_url"].split("://", 1)[1]
+    assert ("Pin: version %s-*" % version) in s["pin_content"].splitlines()
+    assert s["hold_companions"] is (hold and family == "Debian")
+    if family == "Debian":
+        assert wanted["install"]["files"][s["pin_file"]] == {"content": s["pin_content"], "mode": "0644"}
