@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 GATES = [
     # where the engine's step may be empty, the other way states the condition itself: the toolkit of a GPU vendor
     (re.compile(r"\bcontainer_runtime_state\.steps\.toolkit\.(differs|todo\.install \| default\(\[\]\) \| length > 0)"),
-     "container_runtime_vendor in ['nvidia', 'amd']"),
+     "container_runtime_wanted_settings.vendor in ['nvidia', 'amd']"),
     # the vLLM container's docker_container call stays behind the engine's gate (left out of the floor): its options
     # are judged by the launch label, and docker_container's own comparison would recreate it on every run
     (re.compile(r"\bvllm_serve_node\.steps\.container\.differs or vllm_serve_node\.steps\.env\.differs"), "false"),

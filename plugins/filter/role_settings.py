@@ -16,7 +16,7 @@ description:
   - Derives everything a role computes from its tunables in one place - the packages, repository, key, files and
     their contents - so that the role's tasks and its node_state read take them from one result and no path,
     content or package is stated twice.
-  - Roles so far - C(nvidia_driver).
+  - Roles so far - C(nvidia_driver), C(container_runtime).
   - Fails with the variable, the value and the fix where a value cannot be used.
 options:
   _input:
@@ -36,9 +36,9 @@ options:
     type: str
     required: true
   stack:
-    description: The node's host stack as the plan decided it (C(vllm_launch.host_stack)).
+    description: The node's host stack as the plan decided it (C(vllm_launch.host_stack)); null where no plan ran
+      (C(container_runtime) then takes its vendor from C(container_runtime_gpu_vendor)).
     type: dict
-    required: true
 version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 """
@@ -59,7 +59,7 @@ _value:
 def role_settings(options, role, os_data, family, stack):
     try:
         return rs.build(str(role), dict(options or {}), os_data=dict(os_data or {}), family=str(family),
-                        stack=dict(stack or {}))
+                        stack=None if stack is None else dict(stack))
     except rs.RoleSettingsError as err:
         raise AnsibleFilterError(str(err)) from None
 

@@ -211,7 +211,7 @@ def nvidia_driver_epel(role: Role) -> dict:
 def container_runtime(role: Role, family: str) -> dict:
     os_data = role.render("{{ container_runtime_os }}")
     out = {"vars_file": role.vars_file.name, "hold": "dpkg_selections",
-           "distro_packages": role.render("{{ container_runtime_engine_packages }}")}
+           "distro_packages": role.render("{{ container_runtime_wanted_settings.engine_packages }}")}
     role.variables["container_runtime_docker_source"] = "docker"
     # what deb822_repository needs (os_packages' default, named there only): os_packages installs it first
     state = {"container_runtime_state": {"packages": {}}}
@@ -219,9 +219,9 @@ def container_runtime(role: Role, family: str) -> dict:
     repo = apt_repository(role, "docker.yml", state)
     out["docker"] = {"repo": repo["uris"], "suite": deb822(repo["suites"]), "components": deb822(repo["components"]),
                      "keyring": repo["signed_by"], "key_url": repo["key_url"],
-                     "packages": role.render("{{ container_runtime_engine_packages }}")}
+                     "packages": role.render("{{ container_runtime_wanted_settings.engine_packages }}")}
     for vendor, model in (("nvidia", "H200"), ("amd", "MI355X")):
-        # one task file for both vendors, driven by the vendor's row of container_runtime_toolkits: the toolkit
+        # one task file for both vendors, driven by the vendor's toolkit row (role_settings.py): the toolkit
         # the plan chose for a node of that vendor (vllm_launch.host_stack.toolkit)
         role.variables["vllm_launch"] = gpu_node_launch(model)
         repo = apt_repository(role, "toolkit.yml", state)

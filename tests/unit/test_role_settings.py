@@ -32,8 +32,9 @@ DEFAULTS = {"nvidia_driver_branch": "580", "nvidia_driver_version": "", "nvidia_
             "nvidia_driver_hold_packages": True}
 
 
-def settings(options=None, os_data=APT_OS, family="Debian", stack=STACK):
-    return rs.build("nvidia_driver", dict(DEFAULTS, **(options or {})), os_data=os_data, family=family, stack=stack)
+def settings(options=None, os_data=None, family="Debian", stack=None):
+    return rs.build("nvidia_driver", dict(DEFAULTS, **(options or {})), os_data=os_data or APT_OS, family=family,
+                    stack=stack or STACK)
 
 
 def test_nvidias_repository_on_apt():
@@ -115,3 +116,42 @@ def test_every_derived_setting_is_a_valid_wanted_state(version, repo, modules, f
     assert s["hold_companions"] is (hold and family == "Debian")
     if family == "Debian":
         assert wanted["install"]["files"][s["pin_file"]] == {"content": s["pin_content"], "mode": "0644"}
+
+
+CR_OS = {"distro_packages": ["docker.io", "python3-requests"],
+         "docker_ce_packages": ["docker-ce", "docker-ce-cli", "containerd.io", "python3-requests"],
+         "docker_repo_url": "https://download.docker.com/linux/debian", "docker_suite": "trixie",
+         "nvidia_repo_url": "https://nvidia.github.io/libnvidia-container/stable/deb/amd64",
+         "nvidia_key_url": "https://nvidia.github.io/libnvidia-container/gpgkey",
+         "amd_repo_url": "https://repo.radeon.com/amd-container-toolkit/apt/",
+         "amd_key_url": "https://repo.radeon.com/rocm/rocm.gpg.key", "amd_suite": "noble"}
+
+
+def runtime(options=None, stack=None):
+    return rs.build("container_runtime", dict(options or {}), os_data=CR_OS, family="Debian", stack=stack)
+
+
+def test_the_container_runtime_takes_the_plans_toolkit_and_the_sites_mirrors():
+    s = runtime(stack={"toolkit": "nvidia"})
+    assert (s["vendor"], s["toolkit_package"], s["cdi_spec"], s["checks_gpus"]) == (
+        "nvidia", "nvidia-container-toolkit", "/var/run/cdi/nvidia.yaml", True)
+    assert s["toolkit"]["suites"] == ["/"] and s["toolkit"]["key_file"] == "/etc/apt/keyrings/nvidia-container-toolkit.asc"
+    assert s["engine_packages"] == ["docker.io", "python3-requests"] and s["engine_versioned"] == ["docker.io"]
+    amd = runtime({"container_runtime_toolkit_repo_url": "https://m/tk", "container_runtime_docker_source": "docker",
+                   "container_runtime_docker_repo_url": "https://m/docker", "container_runtime_gpu_check": "no"},
+                  stack={"toolkit": "amd"})
+    assert amd["toolkit"]["repo_url"] == "https://m/tk" and amd["toolkit"]["suites"] == ["noble"]
+    assert amd["cdi_spec"] == "" and amd["docker_repo"] == "https://m/docker" and not amd["checks_gpus"]
+    assert amd["engine_versioned"] == ["docker-ce", "docker-ce-cli"]
+    cpu = runtime(stack={"toolkit": "none"})
+    assert cpu["toolkit"] == {} and not cpu["checks_gpus"]
+    for s in (s, amd, cpu):
+        ws.build("container_runtime", s)
+
+
+def test_without_a_plan_the_vendor_is_the_tunable_and_auto_names_the_fix():
+    assert runtime({"container_runtime_gpu_vendor": "amd"})["vendor"] == "amd"
+    with pytest.raises(rs.RoleSettingsError) as refused:
+        runtime({"container_runtime_gpu_vendor": "auto"})
+    assert str(refused.value).startswith("container_runtime_gpu_vendor=auto is decided by the launch plan")
+    assert "set container_runtime_gpu_vendor to nvidia, amd or none" in str(refused.value)

@@ -75,7 +75,8 @@ def test_imex_lists_the_domains_trays_or_runs_always_without_a_group():
 CR = {"engine_packages": ["docker.io", "python3-requests"], "engine_versioned": ["docker.io"], "docker_version": "",
       "live_restore": True, "daemon_options": {"features": {"buildkit": True}}, "vendor": "nvidia",
       "toolkit_package": "nvidia-container-toolkit", "toolkit_version": "1.17.8-1",
-      "cdi_spec": "/var/run/cdi/nvidia.yaml", "cdi": True}
+      "cdi_spec": "/var/run/cdi/nvidia.yaml", "cdi": True, "docker_repo": "", "docker_suite": "trixie", "toolkit": {},
+      "checks_gpus": True}
 
 
 def test_the_container_runtime_by_vendor():

@@ -10,7 +10,7 @@ Pure functions; the filter inferops.vllm.role_settings calls them."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import specs
 
@@ -160,7 +160,69 @@ def nvidia_driver(options: Mapping[str, Any], os_data: Mapping[str, Any], family
     }
 
 
-BUILDERS: Dict[str, Callable[..., Dict[str, Any]]] = {"nvidia_driver": nvidia_driver}
+# --- container_runtime -----------------------------------------------------------------------------------------
+
+# What differs between the vendors' toolkits: the repository (its URLs are OS data; NVIDIA's is flat, os_packages'
+# default suite), the tool that registers the runtime in daemon.json, and the CDI spec it generates ("" for none).
+CONTAINER_TOOLKITS: Dict[str, Dict[str, Any]] = {
+    "nvidia": {"repo_url": "nvidia_repo_url", "key_url": "nvidia_key_url", "suites": ["/"], "components": [],
+               "ctk": "nvidia-ctk", "cdi_spec": "/var/run/cdi/nvidia.yaml"},
+    "amd": {"repo_url": "amd_repo_url", "key_url": "amd_key_url", "suites": None, "components": ["main"],
+            "ctk": "amd-ctk", "cdi_spec": ""},
+}
+CONTAINER_NO_LAUNCH = (
+    "container_runtime_gpu_vendor=auto is decided by the launch plan, which did not run: run the "
+    "inferops.vllm.cluster_plan role (or site.yml) first, or set container_runtime_gpu_vendor to nvidia, amd or none.")
+
+
+def container_runtime(options: Mapping[str, Any], os_data: Mapping[str, Any], family: str,
+                      stack: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """container_runtime's settings (wanted_state.ContainerRuntime's fields): the engine from the distribution or
+    Docker's repository, and the toolkit of the vendor the plan chose (host_stack.toolkit); a node without a launch
+    takes container_runtime_gpu_vendor, where auto has nothing to decide from."""
+    def opt(name: str, default: Any = "") -> Any:
+        value = options.get("container_runtime_" + name)
+        return default if value is None else value
+
+    del family   # apt only: the OS data file says which packages
+    if stack is not None:
+        vendor = str(stack.get("toolkit") or "none")
+    elif str(opt("gpu_vendor", "auto")) != "auto":
+        vendor = str(opt("gpu_vendor"))
+    else:
+        raise RoleSettingsError(CONTAINER_NO_LAUNCH)
+    distro = str(opt("docker_source", "distro")) == "distro"
+    package = "%s-container-toolkit" % vendor
+    toolkit: Dict[str, Any] = {}
+    if vendor in CONTAINER_TOOLKITS:
+        row = CONTAINER_TOOLKITS[vendor]
+        toolkit = {"repo_url": str(opt("toolkit_repo_url") or os_data[row["repo_url"]]),
+                   "key_url": str(opt("toolkit_key_url") or os_data[row["key_url"]]),
+                   "key_file": "/etc/apt/keyrings/%s.asc" % package,
+                   "suites": row["suites"] if row["suites"] is not None else [str(os_data["amd_suite"])],
+                   "components": row["components"], "ctk": row["ctk"], "cdi_spec": row["cdi_spec"]}
+    return {
+        "engine_packages": [str(name) for name in os_data["distro_packages" if distro else "docker_ce_packages"]],
+        # the engine packages that carry container_runtime_docker_version
+        "engine_versioned": ["docker.io"] if distro else ["docker-ce", "docker-ce-cli"],
+        "docker_version": str(opt("docker_version")),
+        "docker_repo": str(opt("docker_repo_url") or os_data.get("docker_repo_url") or ""),
+        "docker_suite": str(os_data.get("docker_suite") or ""),
+        "live_restore": flag(opt("live_restore", True)),
+        "daemon_options": dict(opt("daemon_options", {}) or {}),
+        "vendor": vendor,
+        "toolkit_package": package,
+        "toolkit_version": str(opt("toolkit_version")),
+        "toolkit": toolkit,
+        "cdi_spec": str(toolkit.get("cdi_spec", "")),
+        "cdi": flag(opt("cdi", True)),
+        # the GPU check runs where the toolkit is a vendor's and the check is on
+        "checks_gpus": vendor in CONTAINER_TOOLKITS and flag(opt("gpu_check", True)),
+    }
+
+
+BUILDERS: Dict[str, Callable[..., Dict[str, Any]]] = {"nvidia_driver": nvidia_driver,
+                                                       "container_runtime": container_runtime}
 
 
 def build(role: str, options: Mapping[str, Any], **inputs: Any) -> Dict[str, Any]:
@@ -168,4 +230,6 @@ def build(role: str, options: Mapping[str, Any], **inputs: Any) -> Dict[str, Any
     if role not in BUILDERS:
         raise RoleSettingsError("role_settings: no settings are derived for role %r (roles: %s)"
                                 % (role, ", ".join(sorted(BUILDERS))))
+    if role == "nvidia_driver":   # its tasks stop first where the plan did not run
+        inputs["stack"] = inputs.get("stack") or {}
     return BUILDERS[role](options, **inputs)

@@ -179,6 +179,11 @@ class ContainerRuntime:
     toolkit_version: str
     cdi_spec: str                  # NVIDIA's generated CDI spec, "" for none
     cdi: bool
+    # for the tasks (role_settings.py): Docker's repository, the vendor's toolkit row, whether the GPU check runs
+    docker_repo: str
+    docker_suite: str
+    toolkit: Dict[str, Any]
+    checks_gpus: bool
 
 
 def daemon_managed(s: ContainerRuntime) -> Dict[str, Any]:
