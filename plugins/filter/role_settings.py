@@ -16,7 +16,8 @@ description:
   - Derives everything a role computes from its tunables in one place - the packages, repository, key, files and
     their contents - so that the role's tasks and its node_state read take them from one result and no path,
     content or package is stated twice.
-  - Roles so far - C(nvidia_driver), C(container_runtime).
+  - Roles so far - C(nvidia_driver) and C(container_runtime) (O(os_data), O(family), O(stack)), C(rocm) (O(os_data)),
+    C(host_proxy) (O(proxy), O(family)).
   - Fails with the variable, the value and the fix where a value cannot be used.
 options:
   _input:
@@ -30,11 +31,12 @@ options:
   os_data:
     description: The role's OS data, as P(inferops.vllm.os_data#lookup) gives it.
     type: dict
-    required: true
   family:
     description: The node's OS family (C(ansible_facts.os_family)).
     type: str
-    required: true
+  proxy:
+    description: The site's proxy, as P(inferops.vllm.site_proxy#lookup) renders it.
+    type: dict
   stack:
     description: The node's host stack as the plan decided it (C(vllm_launch.host_stack)); null where no plan ran
       (C(container_runtime) then takes its vendor from C(container_runtime_gpu_vendor)).
@@ -46,7 +48,7 @@ author: inferops.vllm contributors (@inferops)
 EXAMPLES = r"""
 nvidia_driver_wanted_settings: >-
   {{ lookup('inferops.vllm.role_options', 'nvidia_driver') | inferops.vllm.role_settings('nvidia_driver',
-     nvidia_driver_os, ansible_facts.os_family, vllm_launch.host_stack) }}
+     os_data=nvidia_driver_os, family=ansible_facts.os_family, stack=vllm_launch.host_stack) }}
 """
 
 RETURN = r"""
@@ -56,10 +58,9 @@ _value:
 """
 
 
-def role_settings(options, role, os_data, family, stack):
+def role_settings(options, role, **inputs):
     try:
-        return rs.build(str(role), dict(options or {}), os_data=dict(os_data or {}), family=str(family),
-                        stack=None if stack is None else dict(stack))
+        return rs.build(str(role), dict(options or {}), **inputs)
     except rs.RoleSettingsError as err:
         raise AnsibleFilterError(str(err)) from None
 

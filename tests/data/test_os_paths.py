@@ -236,7 +236,6 @@ def container_runtime(role: Role, family: str) -> dict:
 
 
 def rocm(role: Role, family: str) -> dict:
-    role.set_facts("settings.yml", "Resolve settings")
     setup = role.repository("changes.yml")
     assert setup["file"] == "repository-Debian.yml", setup
     assert not [a for a in setup["ansible.builtin.apt"] if "deb" in a], setup
@@ -248,8 +247,9 @@ def rocm(role: Role, family: str) -> dict:
     [key] = setup["ansible.builtin.get_url"]
     assert keyrings == {key["dest"]}
     # the fields the role's converged check looks for are the ones os_packages writes
-    for name, lines in role.render("{{ rocm_repo_lines }}").items():
-        repo = repos[name]
+    settings = role.render("{{ rocm_wanted_settings }}")
+    for name, repo in repos.items():
+        lines = settings["repo_lines"]["/etc/apt/sources.list.d/%s.sources" % name]
         assert lines == ["URIs: " + repo["uri"], "Suites: " + repo["suite"], "Components: " + repo["components"],
                          "Architectures: " + repo["architectures"], "Signed-By: " + key["dest"]], lines
     hold = role.args("changes.yml", "ansible.builtin.dpkg_selections", extra={"item": "rocm-core"})
@@ -262,7 +262,7 @@ def rocm(role: Role, family: str) -> dict:
     assert wanted[headers] == {"present": True} and wanted[dkms]["present"] is True
     for setting, value in (("rocm_kernel_headers", "skip"), ("rocm_install_dkms", False)):
         role.variables[setting] = value
-        assert not role.runs(installs[0], role.variables) and headers not in role.render("{{ rocm_wanted_packages }}")
+        assert not role.runs(installs[0], role.variables) and headers not in role.render("{{ rocm_wanted_settings.packages }}")
     role.variables.update(rocm_kernel_headers="install", rocm_install_dkms=True)
     return {"vars_file": role.vars_file.name, "repos": repos, "key_url": key["url"], "keyring": key["dest"],
             "dkms_package": dkms, "kernel_headers": headers, "hold": "dpkg_selections"}

@@ -9,7 +9,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.scripts import watch
 
 def test_the_role_writes_every_setting_the_script_reads():
     role = Role("vllm_watchdog", {})
-    config = json.loads(role.render("{{ vllm_watchdog_config_content }}"))
+    config = json.loads(role.render("{{ vllm_watchdog_wanted_settings.config_content }}"))
     # pd: only on a P/D side (below)
     assert set(config) == set(watchdog.CONFIG_KEYS) - {"pd"} | set(watchdog.Policy.__dataclass_fields__)
     # the policy's numbers arrive as numbers, the launch's values as the plan compiled them
@@ -27,6 +27,6 @@ def test_a_pd_side_also_gets_its_deployment_and_role():
     pd = {"deployment": "k3_pd", "role": "prefill", "kv_role": "kv_producer", "connector": "NixlConnector",
           "router_connector": "nixl", "side_channel_port": 5600, "transport": "rdma"}
     launch["cluster"] = dict(launch["cluster"], pd=pd)
-    config = json.loads(role.render("{{ vllm_watchdog_config_content }}", {"vllm_launch": launch}))
+    config = json.loads(role.render("{{ vllm_watchdog_wanted_settings.config_content }}", {"vllm_launch": launch}))
     assert set(config) == set(watchdog.CONFIG_KEYS) | set(watchdog.Policy.__dataclass_fields__)
     assert config["pd"] == pd

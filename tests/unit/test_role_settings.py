@@ -5,6 +5,7 @@ import pytest
 from ansible.module_utils.parsing.convert_bool import boolean
 from hypothesis import given, strategies as st
 
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import proxy
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import role_settings as rs
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import wanted_state as ws
 
@@ -89,8 +90,8 @@ def test_a_kernel_module_flavour_the_os_lacks_names_the_variable_and_the_fix():
         settings({"nvidia_driver_kernel_modules": "closed"})
     assert str(refused.value) == ("nvidia_driver_kernel_modules='closed': not one of open, proprietary. "
                                   "Fix: set open or proprietary")
-    with pytest.raises(rs.RoleSettingsError, match="no settings are derived for role 'rocm'"):
-        rs.build("rocm", {})
+    with pytest.raises(rs.RoleSettingsError, match="no settings are derived for role 'vllm_model'"):
+        rs.build("vllm_model", {})
 
 
 @given(st.one_of(st.booleans(), st.integers(-2, 2), st.sampled_from(["yes", "No", "ON", "off", "1", "0", "t", "y",
@@ -155,3 +156,35 @@ def test_without_a_plan_the_vendor_is_the_tunable_and_auto_names_the_fix():
         runtime({"container_runtime_gpu_vendor": "auto"})
     assert str(refused.value).startswith("container_runtime_gpu_vendor=auto is decided by the launch plan")
     assert "set container_runtime_gpu_vendor to nvidia, amd or none" in str(refused.value)
+
+
+def test_the_proxy_files_by_checksum_under_the_root_with_a_password_kept_unreadable():
+    site = proxy.settings({"http": "http://user:pa55@proxy.site:3128"})
+    s = rs.build("host_proxy", {"host_proxy_root": "/srv/tree//", "host_proxy_docker": "yes"}, proxy=site, family="Debian")
+    assert s["apt_file"] == "/srv/tree/etc/apt/apt.conf.d/90inferops-proxy" and s["apt_mode"] == "0640"
+    assert not s["live"] and not s["docker_service"] and s["enabled"]
+    assert "pa55" not in repr(s)   # the settings are node_state's arguments: checksums, never the text
+    live = rs.build("host_proxy", {"host_proxy_root": "/"}, proxy=proxy.settings(None), family="RedHat")
+    assert live["live"] and live["docker_service"] and live["dnf_conf"] == "/etc/dnf/dnf.conf" and not live["enabled"]
+    wrong = rs.build("host_proxy", {}, proxy=proxy.settings({"http": "ftp://x y"}), family="Debian")
+    with pytest.raises(ws.SettingsError):
+        ws.build("host_proxy", wrong)   # the read stops, naming the problem, before anything is written
+    with pytest.raises(rs.RoleSettingsError, match=r"takes the inputs proxy, family, not family"):
+        rs.build("host_proxy", {}, family="Debian")
+
+
+def test_rocm_from_amds_repositories_or_the_sites_mirrors():
+    os_data = {"suite": "jammy", "dkms_package": "amdgpu-dkms", "version_package": "rocm-core",
+               "kernel_headers_package": "linux-headers-6.12.57+deb13-amd64"}
+    s = rs.build("rocm", {"rocm_version": "7.2.1", "rocm_packages": ["rocm"], "rocm_users": ["ops"]}, os_data=os_data)
+    assert s["repos"] == {"rocm": "https://repo.radeon.com/rocm/apt/7.2.1",
+                          "amdgpu": "https://repo.radeon.com/amdgpu/7.2.1/ubuntu"}
+    assert s["packages"] == ["python3-debian", "gnupg", "rocm", "linux-headers-6.12.57+deb13-amd64", "amdgpu-dkms"]
+    assert s["held_packages"] == ["rocm", "amdgpu-dkms", "rocm-core"] and s["setup_packages"] == ["python3-debian", "gnupg"]
+    assert s["repo_lines"]["/etc/apt/sources.list.d/amdgpu.sources"][:2] == [
+        "URIs: https://repo.radeon.com/amdgpu/7.2.1/ubuntu", "Suites: jammy"]
+    mirror = rs.build("rocm", {"rocm_version": "7.2.1", "rocm_amdgpu_version": "7.2.2", "rocm_suite": "noble",
+                               "rocm_install_dkms": "no", "rocm_repo_url": "https://m/rocm"}, os_data=os_data)
+    assert mirror["repos"] == {"rocm": "https://m/rocm", "amdgpu": "https://repo.radeon.com/amdgpu/7.2.2/ubuntu"}
+    assert mirror["suite"] == "noble" and mirror["packages"] == ["python3-debian", "gnupg"]
+    ws.build("rocm", s)

@@ -4,13 +4,13 @@ node/ or scripts/ files, a node/ file imports the standard library and other nod
 beside it) the standard library, its siblings and its declared packages. (tests/data/test_os_paths.py parses these
 files with each OS's python3.)"""
 import ast
-import re
 import sys
 from pathlib import Path
 
 import pytest
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import runtimes
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.role_settings import watchdog_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULE_UTILS = ROOT / "plugins/module_utils"
@@ -105,7 +105,6 @@ def test_node_side_files_import_only_what_the_node_has(path):
 
 def test_the_watchdog_role_ships_the_script_with_exactly_its_siblings():
     """vllm_watchdog copies what SCRIPT_SIBLINGS says lies beside the script: a sibling left out fails on the node only."""
-    text = (ROOT / "roles/vllm_watchdog/vars/main.yml").read_text()
-    listed = re.search(r"vllm_watchdog_sources: >-\n\s+\{\{ \[([^\]]*)\]", text).group(1)
-    shipped = [name.strip().strip("'") for name in listed.split(",")]
+    shipped = [str(Path(path).resolve().relative_to(MODULE_UTILS.resolve())) for path in watchdog_sources()]
     assert shipped == ["scripts/watchdog.py"] + ["node/" + s for s in runtimes.SCRIPT_SIBLINGS["watchdog.py"]]
+    assert all(Path(path).is_file() for path in watchdog_sources())

@@ -116,7 +116,9 @@ def test_rocm_holds_where_installed_and_lists_the_users():
     wanted = ws.build("rocm", {"packages": ["python3-debian", "gnupg", "rocm", "amdgpu-dkms"], "hold_packages": True,
                                "held_packages": ["rocm", "amdgpu-dkms", "rocm-core"], "key_file": "/etc/apt/keyrings/rocm.asc",
                                "repo_lines": {"/etc/apt/sources.list.d/rocm.sources": ["URIs: https://r/"]},
-                               "users": ["ops"]})["changes"]
+                               "users": ["ops"], "repos": {}, "key_url": "", "suite": "jammy",
+                               "setup_packages": ["python3-debian", "gnupg"], "dkms_package": "amdgpu-dkms",
+                               "kernel_headers_package": "linux-headers-6.12"})["changes"]
     assert wanted["packages"]["rocm"] == {"present": True, "hold": True}
     assert wanted["packages"]["rocm-core"] == {"present": None, "hold": True}
     assert wanted["files"]["/etc/apt/sources.list.d/rocm.sources"] == {"lines": ["URIs: https://r/"]}
@@ -128,7 +130,7 @@ def test_host_proxy_by_checksum_or_gone():
                 "apt_checksum": "a" * 40, "apt_mode": "0640", "docker": True,
                 "docker_env_file": "/etc/docker/http-proxy.env", "docker_env_checksum": "b" * 40,
                 "docker_dropin": "/etc/systemd/system/docker.service.d/http-proxy.conf", "docker_dropin_checksum": "c" * 40,
-                "docker_service": True, "problems": []}
+                "docker_service": True, "problems": [], "dnf_conf": "/etc/dnf/dnf.conf", "live": True}
     files = ws.build("host_proxy", settings)["changes"]["files"]
     assert files["/etc/docker/http-proxy.env"] == {"checksum": "b" * 40, "mode": "0600"}
     gone = ws.build("host_proxy", dict(settings, enabled=False))["changes"]
@@ -157,7 +159,8 @@ def test_vllm_serve_and_the_watchdog():
     assert cached["dir"]["files"]["/var/lib/inferops-vllm/compile-cache"] == {"isdir": True, "mode": "0700"}
     watchdog = {"dirs": ["/usr/local/lib/inferops-vllm"], "lib_files": ["/usr/local/lib/inferops-vllm/watchdog.py"],
                 "lib_checksums": ["d" * 40], "config_file": "/etc/inferops-vllm/watchdog.json", "config_content": "{}\n",
-                "unit_dir": "/etc/systemd/system", "unit_contents": {"vllm-watchdog.timer": "[Timer]\n"}}
+                "unit_dir": "/etc/systemd/system", "unit_contents": {"vllm-watchdog.timer": "[Timer]\n"},
+                "sources": [], "units": ["vllm-watchdog.timer"], "files": []}
     files = ws.build("vllm_watchdog", watchdog)["install"]["files"]
     assert files["/usr/local/lib/inferops-vllm/watchdog.py"] == {"checksum": "d" * 40, "mode": "0644"}
     assert files["/etc/systemd/system/vllm-watchdog.timer"] == {"content": "[Timer]\n", "mode": "0644"}

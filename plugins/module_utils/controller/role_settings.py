@@ -10,21 +10,26 @@ Pure functions; the filter inferops.vllm.role_settings calls them."""
 
 from __future__ import annotations
 
+import hashlib
+import inspect
+import json
+import os
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import specs
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import runtimes, specs, watchdog_config
 
 
 class RoleSettingsError(ValueError):
     pass
 
 
-# Ansible's bool filter: these words are true, anything else false
+# an argument spec's bool (ansible.module_utils.parsing.convert_bool): these words are true
 _TRUE = ("y", "yes", "on", "1", "true", "t")
 
 
 def flag(value: Any) -> bool:
-    """A tunable as Ansible's `| bool` reads it: true, yes, on, 1 (any case) are true."""
+    """A tunable as its argument spec's bool reads it, which the plan enforces before any host: y, yes, on, 1, true,
+    t (any case) are true. (Jinja's `| bool` read y and t as false, against the spec.)"""
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
@@ -221,15 +226,179 @@ def container_runtime(options: Mapping[str, Any], os_data: Mapping[str, Any], fa
     }
 
 
-BUILDERS: Dict[str, Callable[..., Dict[str, Any]]] = {"nvidia_driver": nvidia_driver,
-                                                       "container_runtime": container_runtime}
+# --- host_proxy ------------------------------------------------------------------------------------------------
+
+def _sha1(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def host_proxy(options: Mapping[str, Any], proxy: Mapping[str, Any], family: str) -> Dict[str, Any]:
+    """host_proxy's settings (wanted_state.HostProxy's fields) from the site's proxy as lookup site_proxy renders it
+    (module_utils/controller/proxy.py): the files by checksum, never their text (a proxy URL may hold a password,
+    and these settings are node_state's arguments); under host_proxy_root, a tree other than the live system's."""
+    def opt(name: str, default: Any) -> Any:
+        value = options.get("host_proxy_" + name)
+        return default if value is None else value
+
+    prefix = str(opt("root", "/")).rstrip("/")
+    docker = flag(opt("docker", True))
+    return {
+        "family": family,
+        "enabled": flag(proxy.get("enabled", False)),
+        "apt_file": prefix + "/etc/apt/apt.conf.d/90inferops-proxy",
+        "apt_checksum": _sha1(str(proxy.get("apt_conf") or "")),
+        "apt_mode": "0640" if proxy.get("secret") else "0644",   # a password: not world-readable
+        "dnf_conf": prefix + "/etc/dnf/dnf.conf",
+        "docker": docker,
+        "docker_env_file": prefix + "/etc/docker/http-proxy.env",
+        "docker_env_checksum": _sha1(str(proxy.get("docker_env") or "")),
+        "docker_dropin": prefix + "/etc/systemd/system/docker.service.d/http-proxy.conf",
+        "docker_dropin_checksum": _sha1(str(proxy.get("docker_dropin") or "")),
+        # only the live system's dockerd is read, reloaded and restarted; a tree under host_proxy_root is not
+        "live": prefix == "",
+        "docker_service": docker and prefix == "",
+        "problems": [str(problem) for problem in proxy.get("problems") or []],
+    }
+
+
+# --- rocm ------------------------------------------------------------------------------------------------------
+
+ROCM_KEY_FILE = "/etc/apt/keyrings/rocm.asc"
+ROCM_REPO_FILES = {"rocm": "/etc/apt/sources.list.d/rocm.sources", "amdgpu": "/etc/apt/sources.list.d/amdgpu.sources"}
+
+
+def rocm(options: Mapping[str, Any], os_data: Mapping[str, Any]) -> Dict[str, Any]:
+    """rocm's settings (wanted_state.Rocm's fields): AMD's two repositories (a site's mirrors win) with their key,
+    ROCm, and amdgpu-dkms with the running kernel's headers where DKMS builds it; on hold where installed."""
+    def opt(name: str, default: Any = "") -> Any:
+        value = options.get("rocm_" + name)
+        return default if value is None else value
+
+    version = str(opt("version"))
+    repos = {"rocm": str(opt("repo_url") or "https://repo.radeon.com/rocm/apt/" + version),
+             "amdgpu": str(opt("amdgpu_repo_url") or "https://repo.radeon.com/amdgpu/%s/ubuntu"
+                           % (opt("amdgpu_version") or version))}
+    suite = str(opt("suite") or os_data["suite"])
+    packages = [str(name) for name in opt("packages", [])]
+    dkms = [str(os_data["dkms_package"])]
+    if str(opt("kernel_headers", "install")) == "install":
+        dkms = [str(os_data["kernel_headers_package"])] + dkms   # DKMS builds amdgpu against them
+    setup = setup_packages() + ["gnupg"]
+    return {
+        "repos": repos,
+        "key_url": str(opt("key_url") or "https://repo.radeon.com/rocm/rocm.gpg.key"),
+        "suite": suite,
+        "setup_packages": setup,
+        "packages": setup + packages + (dkms if flag(opt("install_dkms", True)) else []),
+        "dkms_package": str(os_data["dkms_package"]),
+        "kernel_headers_package": str(os_data["kernel_headers_package"]),
+        "hold_packages": flag(opt("hold_packages", True)),
+        "held_packages": packages + [str(os_data["dkms_package"]), str(os_data["version_package"])],
+        "key_file": ROCM_KEY_FILE,
+        # the fields deb822_repository writes for each repository, by file
+        "repo_lines": {ROCM_REPO_FILES[name]: ["URIs: " + repos[name], "Suites: " + suite, "Components: main",
+                                               "Architectures: amd64", "Signed-By: " + ROCM_KEY_FILE]
+                       for name in ("rocm", "amdgpu")},
+        "users": [str(user) for user in opt("users", [])],
+    }
+
+
+# --- vllm_watchdog ---------------------------------------------------------------------------------------------
+
+WATCHDOG_UNITS = ["vllm-watchdog.service", "vllm-watchdog.timer"]
+WATCHDOG_UNIT_DIR = "/etc/systemd/system"
+MODULE_UTILS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def watchdog_sources() -> List[str]:
+    """The script and the node/ files it imports beside it (runtimes.SCRIPT_SIBLINGS): the collection's own files,
+    in the repository and in an installed collection alike, so the logic exists once."""
+    names = ["scripts/watchdog.py"] + ["node/" + name for name in runtimes.SCRIPT_SIBLINGS["watchdog.py"]]
+    return [os.path.join(MODULE_UTILS, name) for name in names]
+
+
+def _sha1_file(path: str) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.sha1(handle.read()).hexdigest()
+
+
+def vllm_watchdog(options: Mapping[str, Any], launch: Mapping[str, Any]) -> Dict[str, Any]:
+    """vllm_watchdog's settings (wanted_state.VllmWatchdog's fields): the directories, the script and its siblings
+    (copied as they are, so judged by checksum), the config (watchdog_config.py; no secret: it names the env file)
+    and the units, whole; what a switch-off removes."""
+    def opt(name: str) -> Any:
+        return options.get("vllm_watchdog_" + name)
+
+    try:
+        config = watchdog_config.config(launch, options)
+        run_limit = int(opt("probe_timeout")) + int(opt("follower_delay")) + 360   # docker waits up to 300 s
+    except (watchdog_config.WatchdogConfigError, TypeError, ValueError) as err:
+        raise RoleSettingsError(str(err)) from None
+    lib_dir, config_file = str(opt("lib_dir")), str(opt("config_file"))
+    status_file, prom_file = str(opt("status_file")), str(opt("prom_file") or "")
+    sources = watchdog_sources()
+    lib_files = ["%s/%s" % (lib_dir, os.path.basename(path)) for path in sources]
+    interval, script = opt("interval"), lib_dir + "/watchdog.py"
+    service = (
+        "# Managed by inferops.vllm (vllm_watchdog role).\n"
+        "# One watchdog run: probe the cluster's API, restart this node's vLLM container when due.\n"
+        "[Unit]\n"
+        "Description=vLLM watchdog for cluster %s (rank %s, %s)\n"
+        "Documentation=file://%s\n"
+        "After=docker.service network-online.target\n"
+        "Wants=network-online.target\n\n"
+        "[Service]\n"
+        "Type=oneshot\n"
+        "ExecStart=%s %s --config %s\n"
+        "TimeoutStartSec=%d\n"
+        "SyslogIdentifier=vllm-watchdog\n"
+        % (launch["cluster"]["name"], launch["rank"], launch["role"], config_file, opt("python"), script, config_file,
+           run_limit))
+    timer = (
+        "# Managed by inferops.vllm (vllm_watchdog role).\n"
+        "# The first run when the timer starts, then %s s after each run ends.\n"
+        "[Unit]\n"
+        "Description=Run the vLLM watchdog every %s s\n\n"
+        "[Timer]\n"
+        "OnBootSec=%s\n"
+        "OnUnitInactiveSec=%s\n"
+        "AccuracySec=1s\n\n"
+        "[Install]\n"
+        "WantedBy=timers.target\n" % (interval, interval, interval, interval))
+    dirs = [lib_dir, os.path.dirname(config_file), os.path.dirname(status_file)]
+    dirs += [os.path.dirname(prom_file)] if prom_file else []
+    return {
+        "dirs": _unique(dirs),
+        "sources": sources,
+        "lib_files": lib_files,
+        "lib_checksums": [_sha1_file(path) for path in sources],
+        "config_file": config_file,
+        # as to_nice_json writes it
+        "config_content": json.dumps(config, indent=4, sort_keys=True, separators=(",", ": ")) + "\n",
+        "units": list(WATCHDOG_UNITS),
+        "unit_dir": WATCHDOG_UNIT_DIR,
+        "unit_contents": {WATCHDOG_UNITS[0]: service, WATCHDOG_UNITS[1]: timer},
+        # everything the role writes besides the units, removed when the watchdog is switched off
+        "files": [path for path in [config_file, status_file, prom_file] + lib_files if path],
+    }
+
+
+BUILDERS: Dict[str, Callable[..., Dict[str, Any]]] = {"nvidia_driver": nvidia_driver, "rocm": rocm,
+                                                       "vllm_watchdog": vllm_watchdog,
+                                                       "container_runtime": container_runtime,
+                                                       "host_proxy": host_proxy}
 
 
 def build(role: str, options: Mapping[str, Any], **inputs: Any) -> Dict[str, Any]:
-    """The role's settings; RoleSettingsError names an unknown role or a value that cannot be used, with the fix."""
+    """The role's settings; RoleSettingsError names an unknown role, a missing or unknown input, or a value that
+    cannot be used, with the fix."""
     if role not in BUILDERS:
         raise RoleSettingsError("role_settings: no settings are derived for role %r (roles: %s)"
                                 % (role, ", ".join(sorted(BUILDERS))))
+    wanted = [name for name in inspect.signature(BUILDERS[role]).parameters if name != "options"]
+    if sorted(inputs) != sorted(wanted):
+        raise RoleSettingsError("role_settings(%r): takes the inputs %s, not %s"
+                                % (role, ", ".join(wanted), ", ".join(sorted(inputs)) or "none"))
     if role == "nvidia_driver":   # its tasks stop first where the plan did not run
         inputs["stack"] = inputs.get("stack") or {}
     return BUILDERS[role](options, **inputs)

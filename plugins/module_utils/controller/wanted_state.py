@@ -224,6 +224,13 @@ class Rocm:
     key_file: str
     repo_lines: Dict[str, Any]     # {repository file: the deb822 fields os_packages writes}
     users: List[str]               # rocm_users: in the render and video groups
+    # for the tasks (role_settings.py): the repositories by name, their key and suite, what os_packages installs first
+    repos: Dict[str, Any]
+    key_url: str
+    suite: str
+    setup_packages: List[str]
+    dkms_package: str
+    kernel_headers_package: str
 
 
 def rocm(s: Rocm) -> Wanted:
@@ -252,6 +259,8 @@ class HostProxy:
     docker_dropin: str
     docker_dropin_checksum: str
     docker_service: bool           # dockerd's unit is read (the live system's, which the role restarts)
+    dnf_conf: str                  # for the tasks: dnf.conf, whose proxy= line is set
+    live: bool                     # host_proxy_root is the live system's
     problems: List[str]            # what is wrong with inferops_proxy (a password as ***), with the fix
 
 
@@ -313,6 +322,10 @@ class VllmWatchdog:
     config_content: str
     unit_dir: str
     unit_contents: Dict[str, Any]  # {unit file name: its text}
+    # for the tasks (role_settings.py): the collection's files to copy, the units, what a switch-off removes
+    sources: List[str]
+    units: List[str]
+    files: List[str]
 
 
 def vllm_watchdog(s: VllmWatchdog) -> Wanted:
