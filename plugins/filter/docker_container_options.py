@@ -28,7 +28,7 @@ EXAMPLES = r"""
 - name: Run a container with the node's GPUs and fabric
   community.docker.docker_container:
     name: probe
-    image: "{{ vllm_serve_image }}"
+    image: "{{ vllm_image_to_run }}"
     volumes: "{{ vllm_launch.container.volumes }}"
   module_defaults:
     community.docker.docker_container: "{{ vllm_launch | inferops.vllm.docker_container_options }}"

@@ -8,6 +8,7 @@ from hypothesis import given, strategies as st
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import proxy
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import role_settings as rs
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import wanted_state as ws
+from clusters import compile_
 
 APT_OS = {
     "repo_url": "https://developer.download.nvidia.com/compute/cuda/repos/debian13/x86_64/",
@@ -188,3 +189,38 @@ def test_rocm_from_amds_repositories_or_the_sites_mirrors():
     assert mirror["repos"] == {"rocm": "https://m/rocm", "amdgpu": "https://repo.radeon.com/amdgpu/7.2.2/ubuntu"}
     assert mirror["suite"] == "noble" and mirror["packages"] == ["python3-debian", "gnupg"]
     ws.build("rocm", s)
+
+
+JSON_VALUES = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=8)),
+                           lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                   st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+                           max_leaves=12)
+
+
+@given(value=st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=5))
+def test_the_launch_hash_is_the_one_jinja_computed(value):
+    """Every running container carries this hash as its launch label: if it changed, every container would be
+    recreated. It is what `to_json(sort_keys=true) | hash('sha256')` gave, byte for byte."""
+    # pylint: disable-next=import-outside-toplevel
+    from ansible.plugins.filter.core import to_json
+    # pylint: disable-next=import-outside-toplevel
+    from ansible.plugins.filter.core import get_hash
+    # pylint: disable-next=protected-access
+    assert rs._sha256_json(value) == get_hash(to_json(value, sort_keys=True), "sha256")
+
+
+def test_vllm_serve_names_the_container_and_its_check_without_a_secret():
+    launch = compile_(vllm_api_key=True)["n1"]
+    options = {"vllm_serve_config_dir": "/etc/inferops-vllm", "vllm_serve_container_name": "vllm",
+               "vllm_serve_restart_policy": "unless-stopped", "vllm_serve_log_max_size": "100m",
+               "vllm_serve_log_max_files": 5, "vllm_serve_full_compare": False,
+               "vllm_serve_state_dir": "/var/lib/inferops-vllm"}
+    image = "registry.site/vllm@sha256:" + "a" * 64
+    s = rs.build("vllm_serve", options, launch=launch, image=image, secrets={"VLLM_API_KEY": "S3CR3T-key"})
+    assert "S3CR3T" not in repr(s)   # node_state's arguments: the env file by checksum only
+    assert s["container_options"]["env_file"] == "/etc/inferops-vllm/vllm.env"
+    assert s["container_options"]["log_options"] == {"max-size": "100m", "max-file": "5"}
+    assert s["check_input"]["env"] == sorted(list(launch["env"]) + ["VLLM_API_KEY"])
+    assert s["env_checksum"] != rs.build("vllm_serve", options, launch=launch, image=image,
+                                         secrets={"VLLM_API_KEY": "other"})["env_checksum"]
+    ws.build("vllm_serve", s)

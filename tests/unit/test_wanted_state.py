@@ -144,7 +144,9 @@ def test_host_proxy_by_checksum_or_gone():
 
 SERVE = {"config_dir": "/etc/inferops-vllm", "config_checksum": "a" * 40, "env_checksum": "b" * 40,
          "container_name": "vllm", "launch_hash": "c" * 64, "full_compare": False,
-         "checks_path": "/var/lib/inferops-vllm/launch-checks.json", "compile_cache_dir": ""}
+         "checks_path": "/var/lib/inferops-vllm/launch-checks.json", "compile_cache_dir": "",
+         "image": "registry.site/vllm@sha256:" + "a" * 64, "container_options": {"name": "vllm"},
+         "check_input": {"argv": []}, "check_key": "c" * 64, "probe_ranks": 1}
 
 
 def test_vllm_serve_and_the_watchdog():

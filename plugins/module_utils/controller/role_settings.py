@@ -16,7 +16,8 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import runtimes, specs, watchdog_config
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import render, runtimes, specs, watchdog_config
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.boundary import CONTROL
 
 
 class RoleSettingsError(ValueError):
@@ -383,7 +384,90 @@ def vllm_watchdog(options: Mapping[str, Any], launch: Mapping[str, Any]) -> Dict
     }
 
 
+# --- vllm_serve ------------------------------------------------------------------------------------------------
+
+def _sha256_json(value: Any) -> str:
+    """The hash of a value's JSON text with sorted keys, as `to_json(sort_keys=true) | hash('sha256')` gave it: the
+    launch label of every running container is this hash, so the text must stay byte for byte the same."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def serve_env_file(launch: Mapping[str, Any], secrets: Mapping[str, Any]) -> str:
+    """The env file docker reads into the container (docker_container's env_file): the launch's environment, then its
+    secrets by name (vllm_launch.secret_env), one NAME=value line each. The plan refuses a newline in a value, so each
+    line reads back as one variable with its exact value (tests/unit/test_env_file.py)."""
+    lines = ["# Managed by inferops.vllm"]
+    lines += ["%s=%s" % (key, value) for key, value in (launch.get("env") or {}).items()]
+    lines += ["%s=%s" % (key, secrets[key]) for key in (launch.get("secret_env") or {})]
+    return "\n".join(lines) + "\n"
+
+
+def secret_problems(launch: Mapping[str, Any], secrets: Mapping[str, Any]) -> None:
+    """The plan never reads a secret, so its value is judged here, on the controller, before the env file is built:
+    a line break would start another variable in the file, and blanks at either end are stripped by docker's reader.
+    RoleSettingsError names the variable, never the value."""
+    for env_name, variable in (launch.get("secret_env") or {}).items():
+        if env_name not in secrets:
+            raise RoleSettingsError("%s: not set, but the launch passes it as %s. Fix: set %s (ansible-vault)"
+                                    % (variable, env_name, variable))
+        text = str(secrets[env_name])
+        if CONTROL.search(text):
+            why = "holds a line break or another control character, which would end the line in vllm.env"
+        elif text != text.strip():
+            why = "starts or ends with blanks, which docker's env-file reader strips"
+        elif not text:
+            why = "is empty"
+        else:
+            continue
+        raise RoleSettingsError("%s (the container's %s): %s, so vLLM would not get the value you set. Fix: set %s "
+                                "to the secret alone, on one line" % (variable, env_name, why, variable))
+
+
+def vllm_serve(options: Mapping[str, Any], launch: Mapping[str, Any], image: str,
+               secrets: Mapping[str, Any]) -> Dict[str, Any]:
+    """vllm_serve's settings (wanted_state.VllmServe's fields; no secret: they are node_state's arguments, the env
+    file is judged by checksum): the config and env files, every docker_container option the container is created
+    from and their hash (its inferops.vllm.launch label, so an option added here both reaches docker and recreates
+    a container created without it), and what the launch check reads with its verdict's key."""
+    def opt(name: str) -> Any:
+        return options.get("vllm_serve_" + name)
+
+    secret_problems(launch, secrets)
+    config_dir = str(opt("config_dir"))
+    container = dict(render.docker_container_options(launch))
+    container.update({
+        "name": opt("container_name"), "image": image, "command": launch["command"],
+        "env_file": config_dir + "/vllm.env",
+        "volumes": list(launch["container"]["volumes"]) + [
+            "%s:%s:ro" % (config_dir, os.path.dirname(launch["config_path"]))],
+        "restart_policy": opt("restart_policy"), "log_driver": "json-file",
+        "log_options": {"max-size": opt("log_max_size"), "max-file": str(opt("log_max_files"))},
+        "labels": {"inferops.vllm.cluster": launch["cluster"]["name"], "inferops.vllm.rank": str(launch["rank"]),
+                   "inferops.vllm.role": launch["role"]}})
+    check_input = {"argv": launch["argv"], "config_yaml": launch["config_yaml"],
+                   "env": sorted(list(launch.get("env") or {}) + list(launch.get("secret_env") or {}))}
+    return {
+        "config_dir": config_dir,
+        "config_checksum": hashlib.sha1(str(launch["config_yaml"]).encode("utf-8")).hexdigest(),
+        "env_checksum": hashlib.sha1(serve_env_file(launch, secrets).encode("utf-8")).hexdigest(),
+        "container_name": str(opt("container_name")),
+        "launch_hash": _sha256_json(container),
+        "full_compare": flag(opt("full_compare")),
+        "checks_path": "%s/launch-checks.json" % opt("state_dir"),
+        "compile_cache_dir": str(launch.get("compile_cache_dir") or ""),
+        "image": image,
+        "container_options": container,
+        # what the launch check reads (check.yml): the argv, the config file and the env's names; with the image,
+        # the key of its verdict
+        "check_input": check_input,
+        "check_key": _sha256_json(dict(check_input, image=image)),
+        # how many ranks behind the head's API the probes reach one by one
+        "probe_ranks": int(launch["host_stack"]["probe_ranks"]),
+    }
+
+
 BUILDERS: Dict[str, Callable[..., Dict[str, Any]]] = {"nvidia_driver": nvidia_driver, "rocm": rocm,
+                                                       "vllm_serve": vllm_serve,
                                                        "vllm_watchdog": vllm_watchdog,
                                                        "container_runtime": container_runtime,
                                                        "host_proxy": host_proxy}

@@ -287,10 +287,17 @@ class VllmServe:
     config_checksum: str           # files by checksum: the env file holds secrets
     env_checksum: str
     container_name: str
-    launch_hash: str               # the hash of vllm_serve_container_options, the container's label
+    launch_hash: str               # the hash of container_options, the container's label
     full_compare: bool             # vllm_serve_full_compare: docker_container compares every option
     checks_path: str               # read whole: the launches this node's image accepted before
     compile_cache_dir: str         # the launch's compile cache on the node, '' for none
+    # for the tasks (role_settings.py): the image, the container's options, the launch check's input and key, the
+    # ranks the probes reach
+    image: str
+    container_options: Dict[str, Any]
+    check_input: Dict[str, Any]
+    check_key: str
+    probe_ranks: int
 
 
 def vllm_serve(s: VllmServe) -> Wanted:
@@ -360,7 +367,8 @@ BUILDERS: Dict[str, Tuple[Type[Any], Callable[[Any], Wanted]]] = {
     "vllm_serve": (VllmServe, vllm_serve),
     "vllm_watchdog": (VllmWatchdog, vllm_watchdog),
 }
-_TYPES = {"str": str, "bool": bool, "List[str]": list, "Dict[str, Any]": dict, "Optional[List[str]]": (list, type(None))}
+_TYPES = {"str": str, "bool": bool, "int": int, "List[str]": list, "Dict[str, Any]": dict,
+          "Optional[List[str]]": (list, type(None))}
 
 
 def _coerced(kind: str, value: Any) -> Any:
