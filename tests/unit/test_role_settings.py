@@ -1,9 +1,11 @@
 """A role's settings derived in Python (module_utils/controller/role_settings.py): what the role's tasks apply and
 what node_state judges come from one result. tests/data renders them on every tested OS through the role's
 vars/main.yml; here: the derivations, and that every result is a valid set of wanted-state settings."""
+import json
+
 import pytest
 from ansible.module_utils.parsing.convert_bool import boolean
-from hypothesis import given, strategies as st
+from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import proxy
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import role_settings as rs
@@ -197,6 +199,7 @@ JSON_VALUES = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-10**
                            max_leaves=12)
 
 
+@hypothesis_settings(deadline=None)   # the first call imports Ansible's filters
 @given(value=st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=5))
 def test_the_launch_hash_is_the_one_jinja_computed(value):
     """Every running container carries this hash as its launch label: if it changed, every container would be
@@ -224,3 +227,24 @@ def test_vllm_serve_names_the_container_and_its_check_without_a_secret():
     assert s["env_checksum"] != rs.build("vllm_serve", options, launch=launch, image=image,
                                          secrets={"VLLM_API_KEY": "other"})["env_checksum"]
     ws.build("vllm_serve", s)
+
+
+def test_the_gpu_exporter_of_the_clusters_vendor_on_the_scraped_address():
+    launch = {"cluster": {"vendor": "nvidia"}}
+    options = {"vllm_exporters_gpu": True, "vllm_exporters_dcgm_port": 9400, "vllm_exporters_amd_port": 5000,
+               "vllm_exporters_listen_address": "", "vllm_exporters_node_exporter": "yes",
+               "vllm_exporters_node_exporter_port": 9100}
+    node_exporter = {"node_exporter_service": "prometheus-node-exporter", "node_exporter_package": "prometheus-node-exporter"}
+    s = rs.build("vllm_exporters", options, launch=launch, address="fd00::5", prom_file="/var/lib/inferops-vllm/watchdog.prom",
+                 os_data=node_exporter)
+    assert (s["vendor"], s["listen"], s["url"]) == ("nvidia", "[fd00::5]:9400", "http://[fd00::5]:9400/metrics")
+    assert s["fields_file"] == "/etc/inferops-vllm/gpu-exporter/dcgm-counters.csv" and s["fields_content"].startswith("#")
+    assert s["textfile_dir"] == "/var/lib/inferops-vllm" and s["node_exporter_listen"] == "[fd00::5]:9100"
+    assert s["read"] == {"services": ["nvidia-dcgm", "prometheus-node-exporter"], "packages": ["prometheus-node-exporter"]}
+    amd = rs.build("vllm_exporters", dict(options, vllm_exporters_node_exporter=False), launch={"cluster": {"vendor": "amd"}},
+                   address="127.0.1.3", prom_file="/x/w.prom", os_data={})
+    assert amd["listen"] == "127.0.1.3:5000" and json.loads(amd["fields_content"])["ServerPort"] == 5000
+    assert amd["read"] == {"services": ["nvidia-dcgm"], "packages": []}
+    cpu = rs.build("vllm_exporters", dict(options, vllm_exporters_node_exporter=False), launch={"cluster": {"vendor": "cpu"}},
+                   address="127.0.1.3", prom_file="/x/w.prom", os_data={})
+    assert cpu["vendor"] == "none" and not cpu["reads_node"]

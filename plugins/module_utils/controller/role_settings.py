@@ -16,7 +16,9 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import render, runtimes, specs, watchdog_config
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
+    gpu_exporter, node_layout, render, runtimes, specs, watchdog_config)
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.os_data import ROLES_DIR
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.boundary import CONTROL
 
 
@@ -466,7 +468,60 @@ def vllm_serve(options: Mapping[str, Any], launch: Mapping[str, Any], image: str
     }
 
 
+# --- vllm_exporters --------------------------------------------------------------------------------------------
+
+EXPORTER_FILES = os.path.join(ROLES_DIR, "vllm_exporters", "files")
+
+
+def _role_file(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def vllm_exporters(options: Mapping[str, Any], launch: Mapping[str, Any], address: str, prom_file: str,
+                   os_data: Mapping[str, Any]) -> Dict[str, Any]:
+    """vllm_exporters' settings: the GPU exporter of the cluster's vendor (DCGM's or AMD's, none on the CPU or with
+    vllm_exporters_gpu off) on the node's address, its field list, and node_exporter with the watchdog's textfile
+    directory; what the role reads on the node (DCGM's host engine, node_exporter)."""
+    def opt(name: str, default: Any = None) -> Any:
+        value = options.get("vllm_exporters_" + name)
+        return default if value is None else value
+
+    vendor = str(launch["cluster"].get("vendor") or "none")
+    vendor = vendor if flag(opt("gpu", True)) and vendor in ("nvidia", "amd") else "none"
+    host = str(opt("listen_address", "") or address)
+    host_part = "[%s]" % host if ":" in host else host
+    port = opt("dcgm_port") if vendor == "nvidia" else opt("amd_port")
+    node_exporter = flag(opt("node_exporter", False))
+    exporter_dir = node_layout.default("config_dir") + "/gpu-exporter"
+    if vendor == "nvidia":
+        fields = _role_file(os.path.join(EXPORTER_FILES, "dcgm-counters.csv"))
+    else:
+        try:
+            fields = gpu_exporter.amd_config(json.loads(_role_file(os.path.join(EXPORTER_FILES, "amd-fields.json"))),
+                                             int(opt("amd_port")))
+        except ValueError as err:
+            raise RoleSettingsError(str(err)) from None
+    return {
+        "vendor": vendor,
+        "listen": "%s:%s" % (host_part, port),
+        "url": "http://%s:%s/metrics" % (host_part, port),
+        "container": "inferops-dcgm-exporter" if vendor == "nvidia" else "inferops-amd-metrics-exporter",
+        "config_dir": exporter_dir,
+        "fields_file": exporter_dir + ("/dcgm-counters.csv" if vendor == "nvidia" else "/config.json"),
+        "fields_content": fields,
+        "ready_retries": 45,
+        "ready_delay": 2,
+        "textfile_dir": os.path.dirname(prom_file),
+        "node_exporter_listen": "%s:%s" % (host_part, opt("node_exporter_port")),
+        "reads_node": vendor != "none" or node_exporter,
+        "read": {"services": ["nvidia-dcgm"] + ([str(os_data["node_exporter_service"])] if node_exporter else []),
+                 "packages": [str(os_data["node_exporter_package"])] if node_exporter else []},
+    }
+
+
 BUILDERS: Dict[str, Callable[..., Dict[str, Any]]] = {"nvidia_driver": nvidia_driver, "rocm": rocm,
+                                                       "vllm_exporters": vllm_exporters,
                                                        "vllm_serve": vllm_serve,
                                                        "vllm_watchdog": vllm_watchdog,
                                                        "container_runtime": container_runtime,
