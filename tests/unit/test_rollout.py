@@ -91,3 +91,12 @@ def test_an_upgrade_of_one_side_alone_is_refused():
                     "cluster to --limit, so that both sides move together")
     # a restart keeps the image: one side may restart alone (downtime accepted)
     assert rollout.downtime_problems([PD[0]], [], True, "restart") == []
+
+
+def test_progress_stops_on_a_failed_batch_but_not_on_a_rollbacks_own_step():
+    histories = [[{"cluster": "a", "step": "upgrade", "ok": True}],
+                 [{"cluster": "b", "step": "upgrade", "ok": False}, {"cluster": "b", "step": "rollback", "ok": False}],
+                 [], None]
+    assert rollout.progress(histories) == {"stopped": True, "reached": ["a", "b"]}
+    assert rollout.progress([[{"cluster": "a", "step": "rollback", "ok": False}]]) == {"stopped": False, "reached": ["a"]}
+    assert rollout.progress([]) == {"stopped": False, "reached": []}

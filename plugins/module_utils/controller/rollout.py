@@ -206,3 +206,11 @@ def markdown(rows: List[Dict[str, Any]], action: str, ok: bool) -> str:
     if not ok:
         lines += ["", summary(rows, action, ok)]
     return "\n".join(lines) + "\n"
+
+
+def progress(histories: Iterable[Any]) -> Dict[str, Any]:
+    """Where a rollout stands, from the histories the clusters' heads keep (vllm_rollout_history, one list per host):
+    stopped, once a batch failed (a rollback step's own result aside), and the clusters a batch moved or tried to."""
+    entries = [entry for history in histories or [] for entry in (history or []) if isinstance(entry, Mapping)]
+    return {"stopped": any(not entry.get("ok") and entry.get("step") != "rollback" for entry in entries),
+            "reached": list(dict.fromkeys(entry.get("cluster") for entry in entries))}
