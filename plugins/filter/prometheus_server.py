@@ -56,7 +56,8 @@ EXAMPLES = r"""
 - name: Work out Prometheus' files
   ansible.builtin.set_fact:
     server: >-
-      {{ vllm_prometheus_settings | inferops.vllm.prometheus_server(ansible_host, jobs, '/etc/prometheus/rules', '15s') }}
+      {{ lookup('inferops.vllm.role_options', 'vllm_prometheus')
+         | inferops.vllm.prometheus_server(ansible_host, jobs, '/etc/prometheus/rules', '15s') }}
 """
 
 RETURN = r"""

@@ -37,7 +37,7 @@ author: inferops.vllm contributors (@inferops)
 EXAMPLES = r"""
 - name: Work out the router's arguments
   ansible.builtin.set_fact:
-    router_args: "{{ lookup('inferops.vllm.role_options', 'vllm_router') | inferops.vllm.router_config(vllm_router_planned) }}"
+    router_args: "{{ lookup('inferops.vllm.role_options', 'vllm_router') | inferops.vllm.router_config(clusters) }}"
 """
 
 RETURN = r"""

@@ -20,6 +20,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
     gpu_exporter, node_layout, render, runtimes, specs, watchdog_config)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.os_data import ROLES_DIR
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.boundary import CONTROL
+from ansible_collections.inferops.vllm.plugins.module_utils.node import router
 
 
 class RoleSettingsError(ValueError):
@@ -520,7 +521,34 @@ def vllm_exporters(options: Mapping[str, Any], launch: Mapping[str, Any], addres
     }
 
 
+# --- vllm_router -----------------------------------------------------------------------------------------------
+
+def vllm_router(options: Mapping[str, Any], planned: List[Any]) -> Dict[str, Any]:
+    """vllm_router's settings: its config (module_utils/node/router.py, from the role's options and the clusters the
+    plan compiled), its files, and the URL the controller-side checks reach it by (a wildcard listener on loopback)."""
+    def opt(name: str) -> Any:
+        return options.get("vllm_router_" + name)
+
+    try:
+        config = router.router_config(dict(options), list(planned or []))
+    except ValueError as err:
+        raise RoleSettingsError(str(err)) from None
+    config_dir, venv = str(opt("config_dir")), str(opt("venv"))
+    host = str(opt("host"))
+    host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    return {
+        "config": config,
+        "planned": list(planned or []),
+        "config_file": config_dir + "/router.json",
+        "key_file": config_dir + "/api-key",
+        "launcher": venv + "/launch_router.py",
+        "requirements": venv + "/requirements.txt",
+        "local_url": "http://%s:%s" % ("[%s]" % host if ":" in host and not host.startswith("[") else host, opt("port")),
+    }
+
+
 BUILDERS: Dict[str, Callable[..., Dict[str, Any]]] = {"nvidia_driver": nvidia_driver, "rocm": rocm,
+                                                       "vllm_router": vllm_router,
                                                        "vllm_exporters": vllm_exporters,
                                                        "vllm_serve": vllm_serve,
                                                        "vllm_watchdog": vllm_watchdog,
