@@ -547,13 +547,10 @@ def vllm_router(options: Mapping[str, Any], planned: List[Any]) -> Dict[str, Any
     }
 
 
-BUILDERS: Dict[str, Callable[..., Dict[str, Any]]] = {"nvidia_driver": nvidia_driver, "rocm": rocm,
-                                                       "vllm_router": vllm_router,
-                                                       "vllm_exporters": vllm_exporters,
-                                                       "vllm_serve": vllm_serve,
-                                                       "vllm_watchdog": vllm_watchdog,
-                                                       "container_runtime": container_runtime,
-                                                       "host_proxy": host_proxy}
+BUILDERS: Dict[str, Callable[..., Dict[str, Any]]] = {
+    "nvidia_driver": nvidia_driver, "rocm": rocm, "container_runtime": container_runtime, "host_proxy": host_proxy,
+    "vllm_serve": vllm_serve, "vllm_watchdog": vllm_watchdog, "vllm_exporters": vllm_exporters, "vllm_router": vllm_router,
+}
 
 
 def build(role: str, options: Mapping[str, Any], **inputs: Any) -> Dict[str, Any]:
