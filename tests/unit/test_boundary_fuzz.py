@@ -19,8 +19,8 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller import pl
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import VAR_TYPES, ClusterError
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_run_command
 from ansible_collections.community.docker.plugins.module_utils._api.utils.utils import parse_env_file
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.role_settings import serve_env_file
 from clusters import REVISION
-from test_env_file import rendered_env_file
 
 SEED = int(os.environ.get("INFEROPS_FUZZ_SEED", "0"))
 BUDGET = settings(max_examples=int(os.environ.get("INFEROPS_FUZZ_EXAMPLES", "120")), deadline=None,
@@ -73,7 +73,7 @@ def assert_inert(launches, out_dir):
         config = yaml.safe_load(launch["config_yaml"])
         assert config == launch["args"], host
         env_file = out_dir / ("%s.env" % len(os.listdir(out_dir)))
-        env_file.write_text(rendered_env_file(launch, {"vllm_api_key": "k"}), encoding="utf-8")
+        env_file.write_text(serve_env_file(launch, {"VLLM_API_KEY": "k"}), encoding="utf-8")
         assert parse_env_file(str(env_file)) == dict(launch["env"], VLLM_API_KEY="k")
         env_file.unlink()
         argv = shlex.split(docker_run_command(launch, IMAGE))
