@@ -55,6 +55,10 @@ RETURN = r"""
 _value:
   description: The role's settings by name (for C(nvidia_driver), the fields of C(wanted_state.NvidiaDriver)).
   type: dict
+  sample:
+    repo: https://developer.download.nvidia.com/compute/cuda/repos/debian13/x86_64/
+    pin_file: /etc/apt/preferences.d/00-inferops-nvidia-driver
+    setup_packages: [python3-debian]
 """
 
 

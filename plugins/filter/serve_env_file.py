@@ -45,6 +45,7 @@ RETURN = r"""
 _value:
   description: The file's text, each line ended by a newline.
   type: str
+  sample: "# Managed by inferops.vllm\nNCCL_DEBUG=WARN\nVLLM_API_KEY=...\n"
 """
 
 
