@@ -16,6 +16,8 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
+from ansible.module_utils.parsing.convert_bool import boolean
+
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
     gpu_exporter, node_layout, render, runtimes, specs, watchdog_config)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.os_data import ROLES_DIR
@@ -27,22 +29,27 @@ class RoleSettingsError(ValueError):
     pass
 
 
-# an argument spec's bool (ansible.module_utils.parsing.convert_bool): these words are true
-_TRUE = ("y", "yes", "on", "1", "true", "t")
-
-
 def flag(value: Any) -> bool:
-    """A tunable as its argument spec's bool reads it, which the plan enforces before any host: y, yes, on, 1, true,
-    t (any case) are true. (Jinja's `| bool` read y and t as false, against the spec.)"""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)):
-        return value == 1
-    return str(value).strip().lower() in _TRUE
+    """A tunable as its argument spec's bool reads it (Ansible's own reader), which the plan enforces before any
+    host: y, yes, on, 1, true, t (any case) are true. (Jinja's `| bool` read y and t as false, against the spec.)"""
+    return boolean(value, strict=False)
+
+
+def _reader(options: Mapping[str, Any], role: str, unset: Any = None) -> Callable[..., Any]:
+    """A getter of a role's options by their name without the role's prefix: `unset`, or the default the call gives,
+    where the option has no value."""
+    def opt(name: str, default: Any = unset) -> Any:
+        value = options.get(role + "_" + name)
+        return default if value is None else value
+    return opt
 
 
 def _unique(names: List[str]) -> List[str]:
     return list(dict.fromkeys(names))
+
+
+def _sha1(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
 def setup_packages() -> List[str]:
@@ -79,12 +86,10 @@ def _nvidia_pin(version: str, held: List[str]) -> str:
 
 
 def nvidia_driver(options: Mapping[str, Any], os_data: Mapping[str, Any], family: str,
-                  stack: Mapping[str, Any]) -> Dict[str, Any]:
+                  stack: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
     """nvidia_driver's settings (wanted_state.NvidiaDriver's fields): user values win over the OS data; what the
     plan decided (Fabric Manager, the IMEX domain, GPUDirect) comes from the host stack."""
-    def opt(name: str, default: Any = "") -> Any:
-        value = options.get("nvidia_driver_" + name)
-        return default if value is None else value
+    opt = _reader(options, "nvidia_driver", "")
 
     def os_value(name: str, default: Any = "") -> Any:
         value = os_data.get(name)
@@ -106,6 +111,7 @@ def nvidia_driver(options: Mapping[str, Any], os_data: Mapping[str, Any], family
         key_url = repo.rstrip("/") + "/" + str(os_value("key_file"))
     want_epel = flag(opt("enable_epel", True)) and flag((os_value("dkms_needs_epel", {}) or {}).get(modules, False))
     epel_repo_url = str(opt("epel_repo_url"))
+    stack = stack or {}   # none where the plan did not run: the role's tasks stop on that first
     imex_stack = stack.get("imex")
     imex = imex_stack is not None
     peers = (imex_stack or {}).get("peers") if imex else []
@@ -189,9 +195,7 @@ def container_runtime(options: Mapping[str, Any], os_data: Mapping[str, Any], fa
     """container_runtime's settings (wanted_state.ContainerRuntime's fields): the engine from the distribution or
     Docker's repository, and the toolkit of the vendor the plan chose (host_stack.toolkit); a node without a launch
     takes container_runtime_gpu_vendor, where auto has nothing to decide from."""
-    def opt(name: str, default: Any = "") -> Any:
-        value = options.get("container_runtime_" + name)
-        return default if value is None else value
+    opt = _reader(options, "container_runtime", "")
 
     del family   # apt only: the OS data file says which packages
     if stack is not None:
@@ -232,17 +236,11 @@ def container_runtime(options: Mapping[str, Any], os_data: Mapping[str, Any], fa
 
 # --- host_proxy ------------------------------------------------------------------------------------------------
 
-def _sha1(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
-
-
 def host_proxy(options: Mapping[str, Any], proxy: Mapping[str, Any], family: str) -> Dict[str, Any]:
     """host_proxy's settings (wanted_state.HostProxy's fields) from the site's proxy as lookup site_proxy renders it
     (module_utils/controller/proxy.py): the files by checksum, never their text (a proxy URL may hold a password,
     and these settings are node_state's arguments); under host_proxy_root, a tree other than the live system's."""
-    def opt(name: str, default: Any) -> Any:
-        value = options.get("host_proxy_" + name)
-        return default if value is None else value
+    opt = _reader(options, "host_proxy")
 
     prefix = str(opt("root", "/")).rstrip("/")
     docker = flag(opt("docker", True))
@@ -274,9 +272,7 @@ ROCM_REPO_FILES = {"rocm": "/etc/apt/sources.list.d/rocm.sources", "amdgpu": "/e
 def rocm(options: Mapping[str, Any], os_data: Mapping[str, Any]) -> Dict[str, Any]:
     """rocm's settings (wanted_state.Rocm's fields): AMD's two repositories (a site's mirrors win) with their key,
     ROCm, and amdgpu-dkms with the running kernel's headers where DKMS builds it; on hold where installed."""
-    def opt(name: str, default: Any = "") -> Any:
-        value = options.get("rocm_" + name)
-        return default if value is None else value
+    opt = _reader(options, "rocm", "")
 
     version = str(opt("version"))
     repos = {"rocm": str(opt("repo_url") or "https://repo.radeon.com/rocm/apt/" + version),
@@ -330,8 +326,7 @@ def vllm_watchdog(options: Mapping[str, Any], launch: Mapping[str, Any]) -> Dict
     """vllm_watchdog's settings (wanted_state.VllmWatchdog's fields): the directories, the script and its siblings
     (copied as they are, so judged by checksum), the config (watchdog_config.py; no secret: it names the env file)
     and the units, whole; what a switch-off removes."""
-    def opt(name: str) -> Any:
-        return options.get("vllm_watchdog_" + name)
+    opt = _reader(options, "vllm_watchdog")
 
     try:
         config = watchdog_config.config(launch, options)
@@ -432,8 +427,7 @@ def vllm_serve(options: Mapping[str, Any], launch: Mapping[str, Any], image: str
     file is judged by checksum): the config and env files, every docker_container option the container is created
     from and their hash (its inferops.vllm.launch label, so an option added here both reaches docker and recreates
     a container created without it), and what the launch check reads with its verdict's key."""
-    def opt(name: str) -> Any:
-        return options.get("vllm_serve_" + name)
+    opt = _reader(options, "vllm_serve")
 
     secret_problems(launch, secrets)
     config_dir = str(opt("config_dir"))
@@ -451,8 +445,8 @@ def vllm_serve(options: Mapping[str, Any], launch: Mapping[str, Any], image: str
                    "env": sorted(list(launch.get("env") or {}) + list(launch.get("secret_env") or {}))}
     return {
         "config_dir": config_dir,
-        "config_checksum": hashlib.sha1(str(launch["config_yaml"]).encode("utf-8")).hexdigest(),
-        "env_checksum": hashlib.sha1(serve_env_file(launch, secrets).encode("utf-8")).hexdigest(),
+        "config_checksum": _sha1(str(launch["config_yaml"])),
+        "env_checksum": _sha1(serve_env_file(launch, secrets)),
         "container_name": str(opt("container_name")),
         "launch_hash": _sha256_json(container),
         "full_compare": flag(opt("full_compare")),
@@ -484,9 +478,7 @@ def vllm_exporters(options: Mapping[str, Any], launch: Mapping[str, Any], addres
     """vllm_exporters' settings: the GPU exporter of the cluster's vendor (DCGM's or AMD's, none on the CPU or with
     vllm_exporters_gpu off) on the node's address, its field list, and node_exporter with the watchdog's textfile
     directory; what the role reads on the node (DCGM's host engine, node_exporter)."""
-    def opt(name: str, default: Any = None) -> Any:
-        value = options.get("vllm_exporters_" + name)
-        return default if value is None else value
+    opt = _reader(options, "vllm_exporters")
 
     vendor = str(launch["cluster"].get("vendor") or "none")
     vendor = vendor if flag(opt("gpu", True)) and vendor in ("nvidia", "amd") else "none"
@@ -526,8 +518,7 @@ def vllm_exporters(options: Mapping[str, Any], launch: Mapping[str, Any], addres
 def vllm_router(options: Mapping[str, Any], planned: List[Any]) -> Dict[str, Any]:
     """vllm_router's settings: its config (module_utils/node/router.py, from the role's options and the clusters the
     plan compiled), its files, and the URL the controller-side checks reach it by (a wildcard listener on loopback)."""
-    def opt(name: str) -> Any:
-        return options.get("vllm_router_" + name)
+    opt = _reader(options, "vllm_router")
 
     try:
         config = router.router_config(dict(options), list(planned or []))
@@ -563,6 +554,4 @@ def build(role: str, options: Mapping[str, Any], **inputs: Any) -> Dict[str, Any
     if sorted(inputs) != sorted(wanted):
         raise RoleSettingsError("role_settings(%r): takes the inputs %s, not %s"
                                 % (role, ", ".join(wanted), ", ".join(sorted(inputs)) or "none"))
-    if role == "nvidia_driver":   # its tasks stop first where the plan did not run
-        inputs["stack"] = inputs.get("stack") or {}
     return BUILDERS[role](options, **inputs)
