@@ -7,11 +7,13 @@ Peer-to-peer: Debian's opentracker as the tracker and N `aria2c` peers, each cap
 NIC), that serve the pieces they hold while they fetch the rest, in two variants:
   webseed  mktorrent's torrent with the store's URL as its web seed (BEP 19): the peers read the store over HTTP;
   seeder   a torrent without a web seed, and the store runs one more aria2c peer that holds the blob (its upload
-           capped the same).
+           capped the same); the nodes go on seeding once they hold it.
+  leave    as seeder, but each node leaves the swarm once it holds the blob (--seed-time=0), as model_fetch's
+           aria2c does.
 Every figure is the time until the last node holds the whole blob (aria2c's download-complete hook), as a multiple
 of one node's fetch time alone (blob size / cap), with the bytes the store sent over HTTP. Figures only; no asserts.
 
-usage: python3 bench/p2p_bench.py [--nodes 3,9,27] [--mb 64] [--mbps 8] [--modes webseed,seeder] [--json FILE]
+usage: python3 bench/p2p_bench.py [--nodes 3,9,27] [--mb 64] [--mbps 8] [--modes webseed,seeder,leave] [--json FILE]
        (needs aria2, opentracker, mktorrent and curl: apt-get install aria2 opentracker mktorrent curl;
        INFEROPS_P2P_LOG=DIR keeps each aria2c's log there)
 """
@@ -103,7 +105,8 @@ def store(path: Path, bucket: Bucket) -> ThreadingHTTPServer:
 
 def done(path: Path, size: int) -> bool:
     """aria2c's download-complete hook marked the peer's file (it then goes on seeding)."""
-    return Path(str(path) + ".done").exists() and path.stat().st_size == size
+    return Path(str(path) + ".done").exists() and path.stat().st_size == size and \
+        not Path(str(path) + ".aria2").exists()
 
 
 def star(url: str, n: int, size: int, mbps: float, work: Path) -> float:
@@ -121,15 +124,16 @@ def star(url: str, n: int, size: int, mbps: float, work: Path) -> float:
     return took
 
 
-def peer(torrent: Path, folder: Path, limit: str, hook: Path, log: str = "", seeder: bool = False
-         ) -> subprocess.Popen:
+def peer(torrent: Path, folder: Path, limit: str, hook: Path, log: str = "", seeder: bool = False,
+         leave: bool = False) -> subprocess.Popen:
     """One aria2c BitTorrent peer, capped at limit: a node, or the store's seeder, which holds the blob already
     (checked piece by piece first: a file without aria2's control file would be fetched again)."""
     # the seeder checks its file, then seeds it (--bt-hash-check-seed, on by default)
     own = ["--check-integrity=true"] if seeder else ["--on-bt-download-complete", str(hook)]
+    own += ["--seed-time=0"] if leave else ["--seed-time=600"]
     return subprocess.Popen(
         ["aria2c", "--dir", str(folder), "--enable-dht=false", "--enable-dht6=false", "--bt-enable-lpd=false",
-         "--enable-peer-exchange=true", "--listen-port", str(free_port()), "--seed-time=600", "--seed-ratio=1000.0",
+         "--enable-peer-exchange=true", "--listen-port", str(free_port()), "--seed-ratio=1000.0",
          "--max-overall-upload-limit", limit, "--max-overall-download-limit", limit,
          "--bt-tracker-interval=2", "--bt-max-peers=40", "--file-allocation=none", "--summary-interval=0",
          "--console-log-level=warn", "--disable-ipv6=true", *own, str(torrent)]
@@ -137,7 +141,7 @@ def peer(torrent: Path, folder: Path, limit: str, hook: Path, log: str = "", see
 
 
 def p2p(torrent: Path, name: str, n: int, size: int, mbps: float, work: Path, seed: Path = None,
-        timeout: float = 600) -> tuple:
+        timeout: float = 600, leave: bool = False) -> tuple:
     """Seconds until every one of n peers holds the blob, and its sha256. seed: a folder holding the blob, whose
     aria2c seeds it (the store's seeder, without a web seed)."""
     limit = "%dK" % int(mbps * 1000 * 1000 / 1024)
@@ -153,7 +157,7 @@ def p2p(torrent: Path, name: str, n: int, size: int, mbps: float, work: Path, se
         folder = work / ("peer%d" % i)
         folder.mkdir()
         dirs.append(folder)
-        procs.append(peer(torrent, folder, limit, hook, logs and logs + "/peer%d.log" % i))
+        procs.append(peer(torrent, folder, limit, hook, logs and logs + "/peer%d.log" % i, leave=leave))
     try:
         deadline = began + timeout
         while not all(done(d / name, size) for d in dirs):
@@ -202,7 +206,7 @@ def main() -> None:
     parser.add_argument("--nodes", default="3,9,27")
     parser.add_argument("--mb", type=int, default=64)
     parser.add_argument("--mbps", type=float, default=8.0, help="every server's cap, MB/s")
-    parser.add_argument("--modes", default="webseed,seeder", help="peer-to-peer variants: webseed, seeder")
+    parser.add_argument("--modes", default="webseed,seeder,leave", help="peer-to-peer variants: webseed, seeder, leave")
     parser.add_argument("--json")
     opts = parser.parse_args()
     for tool in ("aria2c", "opentracker", "mktorrent", "curl"):
@@ -253,18 +257,21 @@ def main() -> None:
                 web_bytes = bucket.sent
                 seeded_s, digest2 = p2p(plain, "blob", n, size, opts.mbps, work, seed=seed) if "seeder" in opts.modes \
                     else (float("nan"), want)
-                if digest != want or digest2 != want:
+                left_s, digest3 = p2p(plain, "blob", n, size, opts.mbps, work, seed=seed, leave=True) \
+                    if "leave" in opts.modes else (float("nan"), want)
+                if digest != want or digest2 != want or digest3 != want:
                     raise SystemExit("p2p: the blob arrived with other content")
                 row = {"nodes": n, "star_s": round(star_s, 1), "star_x": round(star_s / one, 2),
                        "webseed_s": round(web_s, 1), "webseed_x": round(web_s / one, 2),
                        "seeder_s": round(seeded_s, 1), "seeder_x": round(seeded_s / one, 2),
+                       "leave_s": round(left_s, 1), "leave_x": round(left_s / one, 2),
                        "store_mb_star": round(star_bytes / 1e6, 1), "store_mb_webseed": round(web_bytes / 1e6, 1)}
                 report["rows"].append(row)
                 print("nodes %2d: star %6.1f s (%5.2fx one node); BitTorrent with the store as web seed %6.1f s "
-                      "(%5.2fx), with the store as a seeding peer %6.1f s (%5.2fx); the store sent %.0f MB for star, "
-                      "%.0f MB as web seed" % (n, row["star_s"], row["star_x"], row["webseed_s"], row["webseed_x"],
-                                               row["seeder_s"], row["seeder_x"], row["store_mb_star"],
-                                               row["store_mb_webseed"]))
+                      "(%5.2fx), with the store as a seeding peer %6.1f s (%5.2fx), nodes leaving once done (as "
+                      "model_fetch) %6.1f s (%5.2fx); the store sent %.0f MB for star, %.0f MB as web seed"
+                      % (n, row["star_s"], row["star_x"], row["webseed_s"], row["webseed_x"], row["seeder_s"],
+                         row["seeder_x"], row["leave_s"], row["leave_x"], row["store_mb_star"], row["store_mb_webseed"]))
         finally:
             tracker.terminate()
             tracker.wait(10)

@@ -125,6 +125,29 @@ options:
         failing with the lock file and the process holding it.
     type: float
     default: 3600
+  swarm:
+    description:
+      - With O(state=present), the site's BitTorrent swarm that the store host runs (M(inferops.vllm.model_store)
+        O(inferops.vllm.model_store#module:state=seeding)). The missing blobs come from the swarm first, by C(aria2c)
+        (Debian package C(aria2)), every node serving the pieces it holds to the others; each blob is then checked
+        whole (size, sha256, git sha1) before it is renamed into the cache, and whatever the swarm does not bring
+        (no aria2c, no seeder, a stall past O(rate_window), a blob that does not match) is fetched from O(registry).
+      - C(aria2c) writes only into the repository's own staging folder (C(.inferops-p2p), made without following a
+        link and emptied of anything but its partial blobs first), removed after the run.
+    type: dict
+    suboptions:
+      announce:
+        description: The tracker, C(http://ADDRESS:PORT/announce).
+        type: str
+        required: true
+      torrents:
+        description: Each blob's sha256 mapped to its torrent's info-hash (40 hex), as the store's seeding step returns.
+        type: dict
+        required: true
+      bind:
+        description: The node's address for BitTorrent (its peers connect to it there); empty for the system's choice.
+        type: str
+        default: ""
 extends_documentation_fragment:
   - inferops.vllm.attributes
   - inferops.vllm.attributes.check_mode
@@ -219,6 +242,13 @@ flush_seconds:
       with one blob at a time, its share of RV(seconds) is the disk's share of the run.
   type: float
   returned: state present, when it fetched
+p2p:
+  description:
+    - What the swarm brought (O(swarm)) as C(files), C(bytes), C(seconds), and C(problem), why it brought less than
+      every blob (C(off) without O(swarm); the registry fetched the rest).
+  type: dict
+  returned: state present, when it fetched
+  sample: {"files": 3, "bytes": 9437184, "seconds": 4.1, "problem": ""}
 throughput_mbps:
   description: Megabytes (10^6 bytes) per second moved by this run.
   type: float
@@ -264,6 +294,11 @@ def main():
         "min_rate_mbps": {"type": "float", "default": 1.0},
         "rate_window": {"type": "float", "default": 60},
         "lock_timeout": {"type": "float", "default": 3600},
+        "swarm": {"type": "dict", "options": {
+            "announce": {"type": "str", "required": True},
+            "torrents": {"type": "dict", "required": True},
+            "bind": {"type": "str", "default": ""},
+        }},
     }, supports_check_mode=True)
     p = module.params
     if not weights.SHA1.fullmatch(p["revision"]):
@@ -305,7 +340,7 @@ def run(module, p, what):
                                  p["margin_percent"], p["keep_revisions"], p["concurrency"], p["retries"],
                                  p["expected_digest"], dry_run=module.check_mode, retry_failed=p["retry_failed"],
                                  min_rate_mbps=p["min_rate_mbps"], rate_window=p["rate_window"],
-                                 lock_timeout=p["lock_timeout"])
+                                 lock_timeout=p["lock_timeout"], swarm=p["swarm"])
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.inferops.vllm.plugins.module_utils.node import p2p
 from ansible_collections.inferops.vllm.plugins.module_utils.node import weights as w
 from ansible_collections.inferops.vllm.plugins.module_utils.node import weights_fetch as wf
 from ansible_collections.inferops.vllm.plugins.module_utils.node import weights_store as ws
@@ -443,3 +444,117 @@ def test_a_file_over_one_read_is_hashed_across_reads_fresh_and_resumed(pushed, t
     assert resumed["fetched_bytes"] == total - f["size"] // 3
     assert wf.check(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / "b"), str(tmp_path / "b.json"),
                     verify="full")["up_to_date"]
+
+
+# --- peer-to-peer: Debian's opentracker and aria2c, for real ------------------------------------------
+
+class Seeding:
+    """The store host's tracker and seeder (model_store state=seeding's engine) in a thread, on loopback."""
+
+    def __init__(self, pushed, work, idle_s=5.0):
+        manifest = pushed["manifest_doc"]
+        self.torrents = p2p.prepare(str(work), ws.swarm_blobs(str(pushed["root"]), manifest))
+        self.port = free_port()
+        self.announce = "http://127.0.0.1:%d/announce" % self.port
+        self.result = {}
+        self.thread = threading.Thread(target=lambda: self.result.update(
+            p2p.seed(str(work), self.torrents, "127.0.0.1", self.port, timeout=180, idle_s=idle_s, poll=0.5)))
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while p2p.scrape(self.announce, list(self.torrents.values())[:1], timeout=1) is None:
+            assert time.monotonic() < deadline, "the tracker did not answer"
+            time.sleep(0.2)
+
+    def swarm(self):
+        return {"announce": self.announce, "torrents": self.torrents, "bind": "127.0.0.1"}
+
+    def join(self):
+        self.thread.join(240)
+        assert not self.thread.is_alive()
+        return self.result
+
+
+def needs_engine():
+    for tool in ("aria2c", "opentracker"):
+        if subprocess.run(["sh", "-c", "command -v " + tool], capture_output=True).returncode:
+            pytest.fail("%s is missing: tests/harness/lib.sh host_packages installs aria2 and opentracker" % tool)
+
+
+def test_three_nodes_take_every_blob_from_the_swarm_checked_and_the_seeder_ends_itself(pushed, tmp_path):
+    needs_engine()
+    seeding = Seeding(pushed, tmp_path / "p2p")
+    results = {}
+
+    def node(name):
+        results[name] = wf.present(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / name),
+                                   str(tmp_path / (name + ".json")), swarm=seeding.swarm(), rate_window=10)
+    threads = [threading.Thread(target=node, args=("node%d" % i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(240)
+    manifest = pushed["manifest_doc"]
+    total = w.total_bytes(manifest)
+    for name, result in sorted(results.items()):
+        assert result["p2p"]["problem"] == "" and result["p2p"]["files"] == len({f["sha256"] for f in manifest["files"]})
+        assert result["p2p"]["bytes"] == result["fetched_bytes"] == total
+        assert wf.check(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / name),
+                        str(tmp_path / (name + ".json")), verify="full")["up_to_date"]
+        assert not (Path(w.repo_dir(str(tmp_path / name), REPO)) / wf.P2P_STAGING).exists()
+    assert len(results) == 3
+    ended = seeding.join()
+    assert ended["ended"].startswith("no node has been downloading"), ended
+    assert ended["most_downloading"] >= 1
+
+
+def test_without_a_seeder_the_registry_serves_and_the_swarm_says_why(pushed, tmp_path):
+    needs_engine()
+    swarm = {"announce": "http://127.0.0.1:%d/announce" % free_port(),
+             "torrents": {f["sha256"]: "0" * 40 for f in pushed["manifest_doc"]["files"]}}
+    result = wf.present(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / "n"), str(tmp_path / "n.json"),
+                        swarm=swarm, rate_window=10)
+    assert result["p2p"]["files"] == 0 and result["p2p"]["problem"]
+    assert result["fetched_bytes"] == w.total_bytes(pushed["manifest_doc"])
+    assert wf.check(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / "n"), str(tmp_path / "n.json"),
+                    verify="full")["up_to_date"]
+
+
+def test_a_link_planted_in_the_staging_folder_is_removed_never_written_through(pushed, tmp_path):
+    needs_engine()
+    seeding = Seeding(pushed, tmp_path / "p2p")
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"not yours\n")
+    staging = Path(w.repo_dir(str(tmp_path / "n"), REPO)) / wf.P2P_STAGING
+    staging.mkdir(parents=True)
+    for sha in seeding.torrents:
+        (staging / sha).symlink_to(outside)
+    result = wf.present(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / "n"), str(tmp_path / "n.json"),
+                        swarm=seeding.swarm(), rate_window=10)
+    assert outside.read_bytes() == b"not yours\n"
+    assert result["p2p"]["files"] == len(seeding.torrents) and result["p2p"]["problem"] == ""
+    assert wf.check(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / "n"), str(tmp_path / "n.json"),
+                    verify="full")["up_to_date"]
+    seeding.join()
+
+
+def test_a_blob_the_swarm_brings_wrong_is_refused_and_fetched_from_the_registry(pushed, tmp_path):
+    """A store whose copy of one blob went bad after it was pushed: the swarm carries the bad bytes (their pieces
+    are consistent with the torrent made from them), the node refuses them by the manifest's sha256."""
+    needs_engine()
+    manifest = pushed["manifest_doc"]
+    f = next(x for x in manifest["files"] if x["path"] == "tokenizer.json")
+    bad_store = tmp_path / "store"
+    subprocess.run(["cp", "-a", str(pushed["root"]) + "/.", str(bad_store)], check=True)
+    path = Path(ws.store_file(str(bad_store), manifest, f))
+    data = bytearray(path.read_bytes())
+    data[10] ^= 0x01
+    path.write_bytes(bytes(data))
+    seeding = Seeding(dict(pushed, root=bad_store), tmp_path / "p2p")
+    result = wf.present(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / "n"), str(tmp_path / "n.json"),
+                        swarm=seeding.swarm(), rate_window=10)
+    assert "did not match the manifest" in result["p2p"]["problem"]
+    assert result["p2p"]["files"] == len(seeding.torrents) - 1
+    assert result["fetched_bytes"] == w.total_bytes(manifest)
+    blob = Path(w.blob_path(str(tmp_path / "n"), REPO, f["etag"]))
+    assert hashlib.sha256(blob.read_bytes()).hexdigest() == f["sha256"]
+    seeding.join()

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import node_record
+from ansible_collections.inferops.vllm.plugins.module_utils.node import p2p as bt
 from ansible_collections.inferops.vllm.plugins.module_utils.node import weights as w
 from ansible_collections.inferops.vllm.plugins.module_utils.node.registry import RegistryError
 from ansible_collections.inferops.vllm.plugins.module_utils.node.registry_blobs import (
@@ -488,6 +489,65 @@ def _hash_prefix(out: Any, size: int, hashes: List[Any], buf: bytearray) -> None
         left -= n
 
 
+# --- from the site's swarm (peer-to-peer), checked as the registry's bytes are -------------------------
+
+P2P_STAGING = ".inferops-p2p"
+
+
+def _kept_from_swarm(staging_fd: int, blobs_fd: int, f: Dict[str, Any], buf: bytearray) -> bool:
+    """Move the swarm's copy of f into blobs/<etag> if it is f (size, sha256, git sha1); a copy that is not is
+    removed, and the registry fetches f."""
+    sha = f["sha256"]
+    try:
+        fd = os.open(sha, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=staging_fd)
+    except OSError:
+        return False
+    with os.fdopen(fd, "r+b") as fh:
+        st = os.fstat(fh.fileno())
+        hashes = [h for h in (hashlib.sha256(), None if f["lfs"] else w.git_sha1_start(f["size"])) if h is not None]
+        good = stat.S_ISREG(st.st_mode) and st.st_size == f["size"]
+        if good:
+            _hash_prefix(fh, f["size"], hashes, buf)
+            good = hashes[0].hexdigest() == sha and (f["lfs"] or hashes[1].hexdigest() == f["etag"])
+        if good:
+            os.fsync(fh.fileno())
+    if not good:
+        os.unlink(sha, dir_fd=staging_fd)
+        return False
+    os.rename(sha, f["etag"], src_dir_fd=staging_fd, dst_dir_fd=blobs_fd)
+    if lstat_at(blobs_fd, f["etag"] + w.INCOMPLETE) is not None:
+        remove_entry(blobs_fd, f["etag"] + w.INCOMPLETE)
+    return True
+
+
+def from_swarm(dirs: "CacheDirs", files: List[Dict[str, Any]], swarm: Dict[str, Any], bounds: TransferBounds
+               ) -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
+    """(the files still to fetch from the registry, what the swarm did): aria2c writes into the repo's own
+    staging folder, and each blob it brings is checked whole before it is renamed into blobs/."""
+    wanted = {f["sha256"]: f["size"] for f in files}
+    total = sum(wanted.values())
+    timeout = total / bounds.min_rate + bounds.effective_window() if bounds.min_rate else 24 * 3600
+    staging = open_dir(dirs.repo, P2P_STAGING)
+    try:
+        try:
+            got = bt.swarm(staging, wanted, swarm["announce"], swarm["torrents"], swarm.get("bind", ""),
+                           timeout=timeout, stall_s=max(bounds.window, 10.0))
+        except bt.P2PError as exc:  # no aria2c: the registry serves, as without the swarm
+            got = {"arrived": [], "seconds": 0.0, "problem": str(exc)}
+        buf = bytearray(READ_SIZE)
+        kept = {f["sha256"] for f in files if f["sha256"] in got["arrived"]
+                and _kept_from_swarm(staging, dirs.blobs, f, buf)}
+    finally:
+        os.close(staging)
+    remove_entry(dirs.repo, P2P_STAGING)
+    left = [f for f in files if f["sha256"] not in kept]
+    rejected = sorted(set(got["arrived"]) - kept)
+    problem = got["problem"] or ("%d blobs from the swarm did not match the manifest" % len(rejected)
+                                 if rejected else "")
+    return left, {"files": len(files) - len(left), "bytes": sum(wanted[s] for s in kept),
+                  "seconds": got["seconds"], "problem": one_line(problem, 300)}
+
+
 def fetch_blob(reg: BoundedRegistry, cache_root: str, repo: str, f: Dict[str, Any], retries: int = 3,
                backoff: float = 0.5, blobs_fd: Optional[int] = None, bounds: Optional[TransferBounds] = None) -> int:
     """Fetch one file's blob into blobs/<etag>; the bytes moved over the network. A failure is one
@@ -743,9 +803,16 @@ def present(reg: BoundedRegistry, repo: str, revision: str, cache_root: str, rec
             verify: str = "size", margin: float = 5, keep: int = 2, concurrency: int = 4, retries: int = 3,
             expected_digest: str = "", dry_run: bool = False, retry_failed: bool = False,
             min_rate_mbps: float = MIN_RATE_MBPS, rate_window: float = RATE_WINDOW,
-            lock_timeout: float = LOCK_TIMEOUT) -> Dict[str, Any]:
+            lock_timeout: float = LOCK_TIMEOUT, swarm: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Make the cache hold repo@revision, verified, and the record say so. dry_run reports only.
-    The cache lock is taken before the fetch is planned: a second run waits, then finds the blobs present."""
+    The cache lock is taken before the fetch is planned: a second run waits, then finds the blobs present.
+    swarm ({announce, torrents, bind}): the missing blobs come from the site's BitTorrent swarm first, and
+    whatever it does not bring whole, from the registry."""
+    if swarm:
+        try:
+            bt.checked_swarm(swarm.get("announce"), swarm.get("torrents"))
+        except bt.P2PError as exc:
+            raise FetchError("%s: use what the store's seeding step (model_store state=torrents) returned" % exc)
     started = time.monotonic()
     refusal = w.failed_refusal(read_record(record_path), repo, revision, retry_failed)
     if refusal:
@@ -760,7 +827,7 @@ def present(reg: BoundedRegistry, repo: str, revision: str, cache_root: str, rec
     bounds = TransferBounds(min_rate_mbps, rate_window)
     with _Lock(cache_root, repo, lock_timeout):
         out = _staged(reg, cache_root, manifest, digest, record_path, verify, margin, keep, concurrency, retries,
-                      bounds)
+                      bounds, swarm)
     seconds = time.monotonic() - started
     return dict(out, seconds=round(seconds, 3),
                 throughput_mbps=round(out["fetched_bytes"] / 1e6 / seconds, 1) if seconds else 0.0)
@@ -801,21 +868,26 @@ def _planned(cache_root: str, manifest: w.Manifest, digest: str, record_path: st
 
 def _staged(reg: BoundedRegistry, cache_root: str, manifest: w.Manifest, digest: str, record_path: str,
             verify: str, margin: float, keep: int, concurrency: int, retries: int,
-            bounds: TransferBounds) -> Dict[str, Any]:
+            bounds: TransferBounds, swarm: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Under the lock: plan, fetch, link, re-check, record, prune. The plan treats a linked or non-directory
     cache directory as empty, and CacheDirs replaces it with an empty one, so the plan stays true."""
     repo = manifest["repo"]
     plan, new_record, record_changes = _plan_and_record(cache_root, manifest, digest, record_path, verify, margin)
     moved = 0
+    swarmed = {"files": 0, "bytes": 0, "seconds": 0.0, "problem": "" if swarm else "off"}
     with CacheDirs(cache_root, repo, manifest["revision"]) as dirs:
         blobs_dir = os.path.dirname(w.blob_path(cache_root, repo, "x"))
         for path in plan["remove"]:
             if os.path.dirname(path) == blobs_dir:
                 remove_entry(dirs.blobs, os.path.basename(path))
-        transfers = [_Transfer(reg, cache_root, repo, f, dirs.blobs, bounds) for f in plan["fetch"]]
+        from_registry = plan["fetch"]
+        if swarm and from_registry:
+            from_registry, swarmed = from_swarm(dirs, from_registry, swarm, bounds)
+            moved = swarmed["bytes"]
+        transfers = [_Transfer(reg, cache_root, repo, f, dirs.blobs, bounds) for f in from_registry]
         if transfers:
             with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-                moved = sum(pool.map(lambda t: t.run(retries, 0.5), transfers))
+                moved += sum(pool.map(lambda t: t.run(retries, 0.5), transfers))
         link_snapshot(cache_root, manifest, plan["link"], dirs)
     # what was fetched was checked in the stream; the rest was checked by plan_fetch
     after = w.plan_fetch(cache_root, manifest, "size")
@@ -829,7 +901,7 @@ def _staged(reg: BoundedRegistry, cache_root: str, manifest: w.Manifest, digest:
         write_record(record_path, new_record)
     pruned = prune(cache_root, repo, new_record, keep)
     return dict(_summary(plan, digest, record_changes, pruned), fetched_bytes=moved, record=new_record,
-                flush_seconds=round(sum(t.flush_s for t in transfers), 3))
+                flush_seconds=round(sum(t.flush_s for t in transfers), 3), p2p=swarmed)
 
 
 def verified(repo: str, revision: str, cache_root: str, record_path: str, verify: str = "size") -> Dict[str, Any]:

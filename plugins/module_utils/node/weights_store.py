@@ -116,4 +116,15 @@ def push(reg: BoundedRegistry, cache_dir: str, manifest: w.Manifest, expected_di
     return dict(out, changed=True, uploaded=uploaded, bytes=moved)
 
 
-__all__ = ["StoreError", "RegistryError", "load_manifest", "query", "push", "verify_store"]
+def swarm_blobs(cache_dir: str, manifest: w.Manifest) -> Dict[str, Any]:
+    """{sha256: (path, size)} of the store's files the site's swarm can seed: each that the store holds whole in
+    size (the nodes check the content; a blob they reject comes from the registry)."""
+    blobs = {}
+    for f in manifest["files"]:
+        path = store_file(cache_dir, manifest, f)
+        if os.path.isfile(path) and os.path.getsize(path) == f["size"]:
+            blobs[f["sha256"]] = (path, f["size"])
+    return blobs
+
+
+__all__ = ["StoreError", "RegistryError", "load_manifest", "query", "push", "swarm_blobs", "verify_store"]
