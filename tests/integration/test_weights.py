@@ -7,6 +7,7 @@ import hashlib
 import http.server
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -476,7 +477,7 @@ class Seeding:
 
 def needs_engine():
     for tool in ("aria2c", "opentracker"):
-        if subprocess.run(["sh", "-c", "command -v " + tool], capture_output=True).returncode:
+        if shutil.which(tool) is None:
             pytest.fail("%s is missing: tests/harness/lib.sh host_packages installs aria2 and opentracker" % tool)
 
 
