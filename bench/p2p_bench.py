@@ -7,13 +7,14 @@ Peer-to-peer: Debian's opentracker as the tracker and N `aria2c` peers, each cap
 NIC), that serve the pieces they hold while they fetch the rest, in two variants:
   webseed  mktorrent's torrent with the store's URL as its web seed (BEP 19): the peers read the store over HTTP;
   seeder   a torrent without a web seed, and the store runs one more aria2c peer that holds the blob (its upload
-           capped the same); the nodes go on seeding once they hold it.
-  leave    as seeder, but each node leaves the swarm once it holds the blob (--seed-time=0), as model_fetch's
-           aria2c does.
+           capped the same); the nodes go on seeding once they hold it, as model_fetch's nodes do until no peer
+           is downloading.
+  leave    as seeder, but each node leaves the swarm once it holds the blob (--seed-time=0).
 Every figure is the time until the last node holds the whole blob (aria2c's download-complete hook), as a multiple
 of one node's fetch time alone (blob size / cap), with the bytes the store sent over HTTP. Figures only; no asserts.
 
-usage: python3 bench/p2p_bench.py [--nodes 3,9,27] [--mb 64] [--mbps 8] [--modes webseed,seeder,leave] [--json FILE]
+usage: python3 bench/p2p_bench.py [--nodes 3,9,27] [--mb 64] [--mbps 8] [--modes star,webseed,seeder,leave]
+                                  [--repeat 1] [--json FILE]
        (needs aria2, opentracker, mktorrent and curl: apt-get install aria2 opentracker mktorrent curl;
        INFEROPS_P2P_LOG=DIR keeps each aria2c's log there)
 """
@@ -23,6 +24,7 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import tempfile
 import threading
@@ -105,8 +107,7 @@ def store(path: Path, bucket: Bucket) -> ThreadingHTTPServer:
 
 def done(path: Path, size: int) -> bool:
     """aria2c's download-complete hook marked the peer's file (it then goes on seeding)."""
-    return Path(str(path) + ".done").exists() and path.stat().st_size == size and \
-        not Path(str(path) + ".aria2").exists()
+    return Path(str(path) + ".done").exists() and path.stat().st_size == size
 
 
 def star(url: str, n: int, size: int, mbps: float, work: Path) -> float:
@@ -206,7 +207,9 @@ def main() -> None:
     parser.add_argument("--nodes", default="3,9,27")
     parser.add_argument("--mb", type=int, default=64)
     parser.add_argument("--mbps", type=float, default=8.0, help="every server's cap, MB/s")
-    parser.add_argument("--modes", default="webseed,seeder,leave", help="peer-to-peer variants: webseed, seeder, leave")
+    parser.add_argument("--modes", default="star,webseed,seeder,leave",
+                        help="what to run: star, and the peer-to-peer variants webseed, seeder, leave")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each peer-to-peer variant (the median is shown)")
     parser.add_argument("--json")
     opts = parser.parse_args()
     for tool in ("aria2c", "opentracker", "mktorrent", "curl"):
@@ -249,29 +252,38 @@ def main() -> None:
                 wait_for_tracker(tport, h)
             for n in [int(x) for x in opts.nodes.split(",")]:
                 bucket.sent = 0
-                star_s = star(url, n, size, opts.mbps, work)
+                star_s = star(url, n, size, opts.mbps, work) if "star" in opts.modes else float("nan")
                 star_bytes = bucket.sent
                 bucket.sent = 0
                 web_s, digest = p2p(webseeded, "blob", n, size, opts.mbps, work) if "webseed" in opts.modes \
                     else (float("nan"), want)
                 web_bytes = bucket.sent
-                seeded_s, digest2 = p2p(plain, "blob", n, size, opts.mbps, work, seed=seed) if "seeder" in opts.modes \
-                    else (float("nan"), want)
-                left_s, digest3 = p2p(plain, "blob", n, size, opts.mbps, work, seed=seed, leave=True) \
-                    if "leave" in opts.modes else (float("nan"), want)
-                if digest != want or digest2 != want or digest3 != want:
+                runs = {"seeder": [], "leave": []}
+                for _round in range(opts.repeat):  # interleaved, so both see the same machine
+                    for mode in runs:
+                        if mode in opts.modes:
+                            took, got = p2p(plain, "blob", n, size, opts.mbps, work, seed=seed, leave=mode == "leave")
+                            if got != want:
+                                raise SystemExit("p2p: the blob arrived with other content")
+                            runs[mode].append(took)
+                seeded_s, left_s = (statistics.median(runs[m]) if runs[m] else float("nan") for m in ("seeder", "leave"))
+                if digest != want:
                     raise SystemExit("p2p: the blob arrived with other content")
                 row = {"nodes": n, "star_s": round(star_s, 1), "star_x": round(star_s / one, 2),
                        "webseed_s": round(web_s, 1), "webseed_x": round(web_s / one, 2),
                        "seeder_s": round(seeded_s, 1), "seeder_x": round(seeded_s / one, 2),
                        "leave_s": round(left_s, 1), "leave_x": round(left_s / one, 2),
+                       "seeder_runs_s": [round(t, 1) for t in runs["seeder"]],
+                       "leave_runs_s": [round(t, 1) for t in runs["leave"]],
                        "store_mb_star": round(star_bytes / 1e6, 1), "store_mb_webseed": round(web_bytes / 1e6, 1)}
                 report["rows"].append(row)
                 print("nodes %2d: star %6.1f s (%5.2fx one node); BitTorrent with the store as web seed %6.1f s "
-                      "(%5.2fx), with the store as a seeding peer %6.1f s (%5.2fx), nodes leaving once done (as "
-                      "model_fetch) %6.1f s (%5.2fx); the store sent %.0f MB for star, %.0f MB as web seed"
+                      "(%5.2fx), with the store as a seeding peer and the nodes seeding once done (as model_fetch) "
+                      "%6.1f s (%5.2fx; runs %s), the nodes leaving once done %6.1f s (%5.2fx; runs %s); the store "
+                      "sent %.0f MB for star, %.0f MB as web seed"
                       % (n, row["star_s"], row["star_x"], row["webseed_s"], row["webseed_x"], row["seeder_s"],
-                         row["seeder_x"], row["leave_s"], row["leave_x"], row["store_mb_star"], row["store_mb_webseed"]))
+                         row["seeder_x"], row["seeder_runs_s"], row["leave_s"], row["leave_x"], row["leave_runs_s"],
+                         row["store_mb_star"], row["store_mb_webseed"]))
         finally:
             tracker.terminate()
             tracker.wait(10)

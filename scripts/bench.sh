@@ -37,7 +37,8 @@
 #             after a killed follower (TP and DP), a re-run's return against serving time
 #   p2p       one blob to 3, 9 and 27 simulated nodes on loopback, every server capped at the same bandwidth: star
 #             (curl from the store) against BitTorrent (aria2c peers, opentracker; the store as web seed, or as a
-#             seeding peer), each as a multiple of one node's fetch time (bench/p2p_bench.py; INFEROPS_BENCH_NODES)
+#             seeding peer with the nodes seeding once done, as model_fetch's, or leaving), each as a multiple of one
+#             node's fetch time (bench/p2p_bench.py; INFEROPS_BENCH_NODES, INFEROPS_BENCH_REPEAT runs of each)
 #   sitecache on the lab (scripts/lab.sh up, then down): cluster lab_dp torn down and deployed again, its first
 #             start cold (vllm_compile_cache_site=false) against one with the site compile cache, same image and
 #             launch (bench/site_cache_lab.py; INFEROPS_BENCH_ROUNDS=N, default 1; INFEROPS_BENCH_LAB=running)
@@ -127,7 +128,8 @@ for bench in "${BENCHES[@]}"; do
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends aria2 opentracker mktorrent >/dev/null
         rm -f /usr/sbin/policy-rc.d
       fi
-      python3 bench/p2p_bench.py --nodes "${INFEROPS_BENCH_NODES:-3,9,27}" --json "$OUT/p2p.json"
+      python3 bench/p2p_bench.py --nodes "${INFEROPS_BENCH_NODES:-3,9,27}" --repeat "${INFEROPS_BENCH_REPEAT:-1}" \
+        --json "$OUT/p2p.json"
       ;;
     converge | converge27 | fanout) fleet+=("$bench") ;;
     plan | daytwo | heal | sitecache) die "run the $bench bench on its own: scripts/bench.sh $bench" ;;

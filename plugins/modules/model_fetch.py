@@ -130,8 +130,10 @@ options:
       - With O(state=present), the site's BitTorrent swarm that the store host runs (M(inferops.vllm.model_store)
         O(inferops.vllm.model_store#module:state=seeding)). The missing blobs come from the swarm first, by C(aria2c)
         (Debian package C(aria2)), every node serving the pieces it holds to the others; each blob is then checked
-        whole (size, sha256, git sha1) before it is renamed into the cache, and whatever the swarm does not bring
+        whole (size, sha256, git sha1) before it is linked into the cache, and whatever the swarm does not bring
         (no aria2c, no seeder, a stall past O(rate_window), a blob that does not match) is fetched from O(registry).
+        The node then seeds what it holds until no peer has been downloading for 5 s (at most five times
+        O(rate_window)).
       - C(aria2c) writes only into the repository's own staging folder (C(.inferops-p2p), made without following a
         link and emptied of anything but its partial blobs first), removed after the run.
     type: dict
@@ -246,9 +248,12 @@ p2p:
   description:
     - What the swarm brought (O(swarm)) as C(files), C(bytes), C(seconds), and C(problem), why it brought less than
       every blob (C(off) without O(swarm); the registry fetched the rest).
+    - C(seeded_seconds) and C(seeding_ended) say how long the node then served its blobs to the peers still
+      downloading, and why it stopped (none downloading for 5 s, or five times O(rate_window)).
   type: dict
   returned: state present, when it fetched
-  sample: {"files": 3, "bytes": 9437184, "seconds": 4.1, "problem": ""}
+  sample: {"files": 3, "bytes": 9437184, "seconds": 4.1, "problem": "", "seeded_seconds": 6.2,
+           "seeding_ended": "no peer has been downloading for 5 s"}
 throughput_mbps:
   description: Megabytes (10^6 bytes) per second moved by this run.
   type: float

@@ -499,6 +499,8 @@ def test_three_nodes_take_every_blob_from_the_swarm_checked_and_the_seeder_ends_
     for name, result in sorted(results.items()):
         assert result["p2p"]["problem"] == "" and result["p2p"]["files"] == len({f["sha256"] for f in manifest["files"]})
         assert result["p2p"]["bytes"] == result["fetched_bytes"] == total
+        # each node served what it held until no peer was downloading, or the store's tracker had ended
+        assert result["p2p"]["seeding_ended"] in ("no peer has been downloading for 5 s", "the tracker no longer answers")
         assert wf.check(reg(pushed["registry"]), REPO, pushed["revision"], str(tmp_path / name),
                         str(tmp_path / (name + ".json")), verify="full")["up_to_date"]
         assert not (Path(w.repo_dir(str(tmp_path / name), REPO)) / wf.P2P_STAGING).exists()

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import p2p
+from ansible_collections.inferops.vllm.plugins.module_utils.node import weights_fetch as wf
 
 VALUES = st.recursive(
     st.integers(min_value=-(10 ** 20), max_value=10 ** 20) | st.binary(max_size=64),
@@ -113,7 +114,7 @@ def test_staging_keeps_only_the_wanted_partials_as_plain_files(tmp_path):
     (staging / "stale").write_bytes(b"old")
     fd = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        p2p.clear_staging(fd, ["a" * 64, "b" * 64, "c" * 64, "d" * 64])
+        wf.clear_staging(fd, ["a" * 64, "b" * 64, "c" * 64, "d" * 64])
     finally:
         os.close(fd)
     assert sorted(os.listdir(staging)) == ["a" * 64, "a" * 64 + ".aria2"]
@@ -132,3 +133,12 @@ def test_aria2c_is_bounded_quiet_and_discovers_peers_by_the_tracker_only():
 def test_the_tracker_needs_an_ip_address(tmp_path):
     with pytest.raises(p2p.P2PError, match="vllm_model_p2p_address"):
         p2p.seed(str(tmp_path), {"a" * 64: "b" * 40}, "store.example", 6969, timeout=1)
+
+
+def test_a_node_without_kept_metadata_does_not_seed(tmp_path):
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        out = p2p.linger(fd, ["a" * 64], "http://127.0.0.1:9/announce", {"a" * 64: "b" * 40})
+    finally:
+        os.close(fd)
+    assert out == {"seconds": 0.0, "ended": "no metadata kept to seed from"}

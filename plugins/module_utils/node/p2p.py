@@ -37,7 +37,6 @@ PEER_PORTS = "51413-51612"
 # the torrents' metadata the store keeps beside its files, one per blob (hashing a blob is a full read)
 TORRENT_DIR = "torrents"
 SEED_DIR = "seed"
-READ = 4 << 20
 
 
 class P2PError(RuntimeError):
@@ -202,61 +201,35 @@ def stop(proc: Optional[subprocess.Popen], grace: float = 10) -> str:
 
 def aria2c_argv(folder: str, bind: str, stall_s: float, announce: str, seeder: bool) -> List[str]:
     """aria2c as one BitTorrent peer of the site: no DHT or local discovery (the tracker names the peers),
-    peer exchange on, the downloads read from stdin. A node leaves when it holds its blobs; the seeder seeds."""
+    peer exchange on, the downloads read from stdin. A node's download ends when it holds its blobs; a seeder
+    (the store's, or a node's once its blobs are checked: `linger`) seeds until it is stopped."""
     argv = ["aria2c", "--dir", folder, "--input-file", "-", "--enable-dht=false", "--enable-dht6=false",
             "--bt-enable-lpd=false", "--enable-peer-exchange=true", "--listen-port", PEER_PORTS,
             "--bt-tracker-interval=2", "--bt-max-peers=40", "--file-allocation=none", "--summary-interval=0",
             "--console-log-level=error", "--disable-ipv6=true", "--auto-file-renaming=false", "--allow-overwrite=true",
-            "--max-concurrent-downloads=16", "--bt-save-metadata=false"]
+            "--max-concurrent-downloads=16"]
     if bind:
         argv += ["--interface", bind]
     if seeder:
-        argv += ["--bt-seed-unverified=true", "--seed-ratio=0.0", "--bt-tracker", announce]
-    else:
-        argv += ["--seed-time=0", "--bt-stop-timeout=%d" % max(1, int(stall_s))]
+        argv += ["--bt-seed-unverified=true", "--seed-ratio=0.0", "--bt-tracker", announce, "--bt-save-metadata=false"]
+    else:  # the metadata (<info-hash>.torrent) is kept for the node's own seeding once it holds its blobs
+        argv += ["--seed-time=0", "--bt-stop-timeout=%d" % max(1, int(stall_s)), "--bt-save-metadata=true"]
     return argv
 
 
 # --- a node's side -----------------------------------------------------------------------------------
 
-def clear_staging(fd: int, keep: Iterable[str]) -> None:
-    """Leave in the staging folder only regular files (and aria2c's control files) of the blobs wanted: a link,
-    a folder or a fifo planted there is removed as itself, so aria2c never writes through it."""
-    keep = set(keep) | {k + ".aria2" for k in keep}
-    for name in os.listdir(fd):
-        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        if name in keep and stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            _remove_tree(fd, name)
-        else:
-            os.unlink(name, dir_fd=fd)
-
-
-def _remove_tree(parent: int, name: str) -> None:
-    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
-    try:
-        for child in os.listdir(fd):
-            if stat.S_ISDIR(os.stat(child, dir_fd=fd, follow_symlinks=False).st_mode):
-                _remove_tree(fd, child)
-            else:
-                os.unlink(child, dir_fd=fd)
-    finally:
-        os.close(fd)
-    os.rmdir(name, dir_fd=parent)
-
-
 def swarm(staging_fd: int, wanted: Dict[str, int], announce: str, torrents: Dict[str, str], bind: str = "",
           timeout: float = 3600, stall_s: float = 60) -> Dict[str, Any]:
     """Let aria2c bring the wanted blobs ({sha256: size}) from the site's swarm into the staging folder (given as
-    its open fd, written through /proc/self/fd so no path outside it is resolved). Bounded by timeout and by
-    stall_s without a byte. Returns which blobs arrived whole in size (their content is the caller's to check)
-    and, where the swarm failed, why."""
+    its open fd, written through /proc/self/fd so no path outside it is resolved; the caller has emptied it of
+    anything but these blobs' partials, weights_fetch.clear_staging). Bounded by timeout and by stall_s without a
+    byte. Returns which blobs arrived whole in size (their content is the caller's to check) and, where the swarm
+    failed, why."""
     todo = {sha: size for sha, size in wanted.items() if sha in torrents}
     started = time.monotonic()
     if not todo:
         return {"arrived": [], "seconds": 0.0, "problem": "the store's seeder has none of these blobs"}
-    clear_staging(staging_fd, todo)
     os.fchmod(staging_fd, 0o700)
     folder = "/proc/self/fd/%d" % staging_fd
     lines = "".join("%s\n" % magnet(torrents[sha], announce) for sha in sorted(todo))
@@ -282,6 +255,49 @@ def swarm(staging_fd: int, wanted: Dict[str, int], announce: str, torrents: Dict
         if stat.S_ISREG(st.st_mode) and st.st_size == size and not control:
             arrived.append(sha)
     return {"arrived": arrived, "seconds": round(time.monotonic() - started, 3), "problem": problem}
+
+
+def linger(staging_fd: int, held: Iterable[str], announce: str, torrents: Dict[str, str], bind: str = "",
+           bound: float = 300, quiet_s: float = 5, poll: float = 1) -> Dict[str, Any]:
+    """Seed the blobs the node now holds ({sha256} in the staging folder, with the metadata its download kept) until
+    no peer of those swarms has been downloading for quiet_s, or bound: the nodes that finish first serve the
+    rest, as every peer of the benchmark's swarm did (bench/p2p_bench.py, mode seeder against leave)."""
+    started = time.monotonic()
+    hashes = {torrents[sha] for sha in held if sha in torrents}
+    metadata = sorted(h + ".torrent" for h in hashes if _is_file(staging_fd, h + ".torrent"))
+    if not metadata:
+        return {"seconds": 0.0, "ended": "no metadata kept to seed from"}
+    folder = "/proc/self/fd/%d" % staging_fd
+    proc = _start(aria2c_argv(folder, bind, 0, announce, seeder=True), stdin=subprocess.PIPE, pass_fds=(staging_fd,))
+    why, quiet_since, unanswered = "it seeded %d s" % bound, None, 0
+    try:
+        proc.stdin.write("".join("%s/%s\n" % (folder, name) for name in metadata).encode("ascii"))
+        proc.stdin.close()
+        while time.monotonic() - started < bound:
+            time.sleep(poll)
+            if proc.poll() is not None:
+                why = "aria2c exited %s" % proc.returncode
+                break
+            counts = scrape(announce, sorted(hashes), timeout=2)
+            unanswered = 0 if counts is not None else unanswered + 1
+            if unanswered >= 3:  # the store ended its tracker: the rollout's swarm is over
+                why = "the tracker no longer answers"
+                break
+            busy = counts is None or any(counts.get(h, (0, 0, 0))[1] for h in hashes)
+            quiet_since = None if busy else (quiet_since or time.monotonic())
+            if quiet_since is not None and time.monotonic() - quiet_since >= quiet_s:
+                why = "no peer has been downloading for %d s" % quiet_s
+                break
+    finally:
+        stop(proc)
+    return {"seconds": round(time.monotonic() - started, 3), "ended": why}
+
+
+def _is_file(fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        return False
 
 
 def _exists(fd: int, name: str) -> bool:
@@ -416,5 +432,5 @@ def _wait_tracker(announce: str, tracker: subprocess.Popen, hashes: List[str], d
     raise P2PError("opentracker did not answer at %s within 30 s" % announce)
 
 
-__all__ = ["P2PError", "bencode", "bdecode", "checked_swarm", "info_hash", "magnet", "piece_length", "prepare",
+__all__ = ["P2PError", "bencode", "bdecode", "checked_swarm", "info_hash", "linger", "magnet", "piece_length", "prepare",
            "scrape", "seed", "swarm", "torrent_of"]

@@ -494,18 +494,29 @@ def _hash_prefix(out: Any, size: int, hashes: List[Any], buf: bytearray) -> None
 P2P_STAGING = ".inferops-p2p"
 
 
+def clear_staging(fd: int, keep: List[str]) -> None:
+    """Leave in the staging folder only regular files (and aria2c's control files) of the blobs wanted, each with one
+    link: anything else (a link, a folder, a fifo, a hard link to a file elsewhere) is removed as itself, so aria2c
+    never writes through it."""
+    keep_names = set(keep) | {k + ".aria2" for k in keep}
+    for name in os.listdir(fd):
+        st = lstat_at(fd, name)
+        if st is not None and not (name in keep_names and stat.S_ISREG(st.st_mode) and st.st_nlink == 1):
+            remove_entry(fd, name)
+
+
 def _kept_from_swarm(staging_fd: int, blobs_fd: int, f: Dict[str, Any], buf: bytearray) -> bool:
-    """Move the swarm's copy of f into blobs/<etag> if it is f (size, sha256, git sha1); a copy that is not is
-    removed, and the registry fetches f."""
+    """Link the swarm's copy of f into blobs/<etag> if it is f (size, sha256, git sha1): the staging name stays,
+    for the node's own seeding. A copy that is not f is removed, and the registry fetches f."""
     sha = f["sha256"]
     try:
-        fd = os.open(sha, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=staging_fd)
+        fd = os.open(sha, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=staging_fd)
     except OSError:
         return False
-    with os.fdopen(fd, "r+b") as fh:
+    with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fh.fileno())
         hashes = [h for h in (hashlib.sha256(), None if f["lfs"] else w.git_sha1_start(f["size"])) if h is not None]
-        good = stat.S_ISREG(st.st_mode) and st.st_size == f["size"]
+        good = stat.S_ISREG(st.st_mode) and st.st_size == f["size"] and st.st_nlink == 1
         if good:
             _hash_prefix(fh, f["size"], hashes, buf)
             good = hashes[0].hexdigest() == sha and (f["lfs"] or hashes[1].hexdigest() == f["etag"])
@@ -514,29 +525,36 @@ def _kept_from_swarm(staging_fd: int, blobs_fd: int, f: Dict[str, Any], buf: byt
     if not good:
         os.unlink(sha, dir_fd=staging_fd)
         return False
-    os.rename(sha, f["etag"], src_dir_fd=staging_fd, dst_dir_fd=blobs_fd)
-    if lstat_at(blobs_fd, f["etag"] + w.INCOMPLETE) is not None:
-        remove_entry(blobs_fd, f["etag"] + w.INCOMPLETE)
+    for name in (f["etag"], f["etag"] + w.INCOMPLETE):
+        if lstat_at(blobs_fd, name) is not None:
+            remove_entry(blobs_fd, name)
+    os.link(sha, f["etag"], src_dir_fd=staging_fd, dst_dir_fd=blobs_fd, follow_symlinks=False)
     return True
 
 
 def from_swarm(dirs: "CacheDirs", files: List[Dict[str, Any]], swarm: Dict[str, Any], bounds: TransferBounds
                ) -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
     """(the files still to fetch from the registry, what the swarm did): aria2c writes into the repo's own
-    staging folder, and each blob it brings is checked whole before it is renamed into blobs/."""
+    staging folder, each blob it brings is checked whole before it is linked into blobs/, and the node then
+    seeds what it holds to the peers still downloading (bounded) before the staging folder goes."""
     wanted = {f["sha256"]: f["size"] for f in files}
     total = sum(wanted.values())
     timeout = total / bounds.min_rate + bounds.effective_window() if bounds.min_rate else 24 * 3600
+    announce, torrents, bind = swarm["announce"], swarm["torrents"], swarm.get("bind", "")
     staging = open_dir(dirs.repo, P2P_STAGING)
+    lingered: Dict[str, Any] = {"seconds": 0.0, "ended": ""}
     try:
+        clear_staging(staging, sorted(wanted))
         try:
-            got = bt.swarm(staging, wanted, swarm["announce"], swarm["torrents"], swarm.get("bind", ""),
-                           timeout=timeout, stall_s=max(bounds.window, 10.0))
+            got = bt.swarm(staging, wanted, announce, torrents, bind, timeout=timeout,
+                           stall_s=max(bounds.window, 10.0))
         except bt.P2PError as exc:  # no aria2c: the registry serves, as without the swarm
             got = {"arrived": [], "seconds": 0.0, "problem": str(exc)}
         buf = bytearray(READ_SIZE)
         kept = {f["sha256"] for f in files if f["sha256"] in got["arrived"]
                 and _kept_from_swarm(staging, dirs.blobs, f, buf)}
+        if kept:
+            lingered = bt.linger(staging, kept, announce, torrents, bind, bound=max(bounds.window, 10.0) * 5)
     finally:
         os.close(staging)
     remove_entry(dirs.repo, P2P_STAGING)
@@ -545,7 +563,8 @@ def from_swarm(dirs: "CacheDirs", files: List[Dict[str, Any]], swarm: Dict[str, 
     problem = got["problem"] or ("%d blobs from the swarm did not match the manifest" % len(rejected)
                                  if rejected else "")
     return left, {"files": len(files) - len(left), "bytes": sum(wanted[s] for s in kept),
-                  "seconds": got["seconds"], "problem": one_line(problem, 300)}
+                  "seconds": got["seconds"], "problem": one_line(problem, 300),
+                  "seeded_seconds": lingered["seconds"], "seeding_ended": lingered["ended"]}
 
 
 def fetch_blob(reg: BoundedRegistry, cache_root: str, repo: str, f: Dict[str, Any], retries: int = 3,
@@ -874,7 +893,8 @@ def _staged(reg: BoundedRegistry, cache_root: str, manifest: w.Manifest, digest:
     repo = manifest["repo"]
     plan, new_record, record_changes = _plan_and_record(cache_root, manifest, digest, record_path, verify, margin)
     moved = 0
-    swarmed = {"files": 0, "bytes": 0, "seconds": 0.0, "problem": "" if swarm else "off"}
+    swarmed = {"files": 0, "bytes": 0, "seconds": 0.0, "problem": "" if swarm else "off", "seeded_seconds": 0.0,
+               "seeding_ended": ""}
     with CacheDirs(cache_root, repo, manifest["revision"]) as dirs:
         blobs_dir = os.path.dirname(w.blob_path(cache_root, repo, "x"))
         for path in plan["remove"]:
