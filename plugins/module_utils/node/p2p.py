@@ -247,12 +247,8 @@ def swarm(staging_fd: int, wanted: Dict[str, int], announce: str, torrents: Dict
         problem = "aria2c exited %s%s" % (proc.returncode, (": " + last) if last else "")
     arrived = []
     for sha, size in sorted(todo.items()):
-        try:
-            st = os.stat(sha, dir_fd=staging_fd, follow_symlinks=False)
-        except FileNotFoundError:
-            continue
-        control = _exists(staging_fd, sha + ".aria2")
-        if stat.S_ISREG(st.st_mode) and st.st_size == size and not control:
+        st = _lstat(staging_fd, sha)
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_size == size and _lstat(staging_fd, sha + ".aria2") is None:
             arrived.append(sha)
     return {"arrived": arrived, "seconds": round(time.monotonic() - started, 3), "problem": problem}
 
@@ -264,7 +260,8 @@ def linger(staging_fd: int, held: Iterable[str], announce: str, torrents: Dict[s
     rest, as every peer of the benchmark's swarm did (bench/p2p_bench.py, mode seeder against leave)."""
     started = time.monotonic()
     hashes = {torrents[sha] for sha in held if sha in torrents}
-    metadata = sorted(h + ".torrent" for h in hashes if _is_file(staging_fd, h + ".torrent"))
+    metadata = sorted(h + ".torrent" for h in hashes
+                      if stat.S_ISREG(getattr(_lstat(staging_fd, h + ".torrent"), "st_mode", 0)))
     if not metadata:
         return {"seconds": 0.0, "ended": "no metadata kept to seed from"}
     folder = "/proc/self/fd/%d" % staging_fd
@@ -293,19 +290,11 @@ def linger(staging_fd: int, held: Iterable[str], announce: str, torrents: Dict[s
     return {"seconds": round(time.monotonic() - started, 3), "ended": why}
 
 
-def _is_file(fd: int, name: str) -> bool:
+def _lstat(fd: int, name: str) -> Optional[os.stat_result]:
     try:
-        return stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+        return os.stat(name, dir_fd=fd, follow_symlinks=False)
     except FileNotFoundError:
-        return False
-
-
-def _exists(fd: int, name: str) -> bool:
-    try:
-        os.stat(name, dir_fd=fd, follow_symlinks=False)
-        return True
-    except FileNotFoundError:
-        return False
+        return None
 
 
 # --- the store's side --------------------------------------------------------------------------------
