@@ -26,7 +26,7 @@ options:
         M(inferops.vllm.model_fetch)'s O(inferops.vllm.model_fetch#module:swarm).
       - V(seeding) runs the site's tracker (Debian's C(opentracker), on O(address) only, serving only these torrents)
         and the store's seeder (C(aria2c)) until no node has been downloading for O(idle_timeout) seconds after one
-        was, or O(seed_timeout). Run it with C(async) while the nodes fetch. Nothing is left running after it.
+        was, no node came to download within 120 s, or O(seed_timeout). Run it with C(async) while the nodes fetch. Nothing is left running after it.
     type: str
     choices: [query, present, torrents, seeding]
     default: present

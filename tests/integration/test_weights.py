@@ -452,14 +452,15 @@ def test_a_file_over_one_read_is_hashed_across_reads_fresh_and_resumed(pushed, t
 class Seeding:
     """The store host's tracker and seeder (model_store state=seeding's engine) in a thread, on loopback."""
 
-    def __init__(self, pushed, work, idle_s=5.0):
+    def __init__(self, pushed, work, idle_s=5.0, first_s=120.0):
         manifest = pushed["manifest_doc"]
         self.torrents = p2p.prepare(str(work), ws.swarm_blobs(str(pushed["root"]), manifest))
         self.port = free_port()
         self.announce = "http://127.0.0.1:%d/announce" % self.port
         self.result = {}
         self.thread = threading.Thread(target=lambda: self.result.update(
-            p2p.seed(str(work), self.torrents, "127.0.0.1", self.port, timeout=180, idle_s=idle_s, poll=0.5)))
+            p2p.seed(str(work), self.torrents, "127.0.0.1", self.port, timeout=180, idle_s=idle_s, poll=0.5,
+                     first_s=first_s)))
         self.thread.start()
         deadline = time.monotonic() + 30
         while p2p.scrape(self.announce, list(self.torrents.values())[:1], timeout=1) is None:
@@ -561,3 +562,10 @@ def test_a_blob_the_swarm_brings_wrong_is_refused_and_fetched_from_the_registry(
     blob = Path(w.blob_path(str(tmp_path / "n"), REPO, f["etag"]))
     assert hashlib.sha256(blob.read_bytes()).hexdigest() == f["sha256"]
     seeding.join()
+
+
+def test_a_swarm_no_node_comes_to_ends_by_itself(pushed, tmp_path):
+    """A pinned revision that no node lacked (another cluster's, in the same play) is not seeded for the timeout."""
+    needs_engine()
+    ended = Seeding(pushed, tmp_path / "p2p", first_s=3).join()
+    assert ended["ended"] == "no node came to download within 3 s" and ended["seconds"] < 30

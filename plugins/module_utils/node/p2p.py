@@ -366,10 +366,11 @@ def tracker_argv(work_dir: str, address: str, port: int) -> List[str]:
 
 
 def seed(work_dir: str, hashes: Dict[str, str], address: str, port: int, timeout: float, idle_s: float = 30,
-         poll: float = 2) -> Dict[str, Any]:
+         poll: float = 2, first_s: float = 120) -> Dict[str, Any]:
     """Run the site's tracker and the store's seeder until no peer has been downloading for idle_s (after one
-    was), or timeout. The nodes leave their swarms when they hold their blobs, so an empty swarm is a finished
-    rollout; a node that comes later fetches from the site registry. Returns what the tracker counted last."""
+    was), no peer came to download within first_s (a revision no node lacked), or timeout. The nodes leave their
+    swarms once no peer downloads, so an empty swarm is a finished rollout; a node that comes later fetches from
+    the site registry. Returns what the tracker counted last."""
     try:
         ipaddress.ip_address(address)
     except ValueError:
@@ -402,6 +403,9 @@ def seed(work_dir: str, hashes: Dict[str, str], address: str, port: int, timeout
             counts = scrape(announce, hashes.values()) or counts
             leeching = sum(c[1] for c in counts.values())
             seen = max(seen, leeching)
+            if not seen and time.monotonic() - started >= first_s:
+                why = "no node came to download within %d s" % first_s
+                break
             idle_since = None if leeching or not seen else (idle_since or time.monotonic())
             if idle_since is not None and time.monotonic() - idle_since >= idle_s:
                 why = "no node has been downloading for %d s" % idle_s
