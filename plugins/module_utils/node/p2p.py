@@ -175,9 +175,11 @@ def scrape(announce: str, hashes: Iterable[str], timeout: float = 5) -> Optional
 # --- processes, bounded ----------------------------------------------------------------------------
 
 def _start(argv: List[str], **kw: Any) -> subprocess.Popen:
+    """A process that runs beside the module (a tracker, a seeder, a swarm), in a session of its own so that
+    `stop` ends it with its children: run_command waits for its command, so it cannot hold one."""
     try:
-        return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-                                **kw)
+        return subprocess.Popen(  # pylint: disable=ansible-bad-function,consider-using-with
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, **kw)
     except OSError as exc:
         raise P2PError("cannot run %s (%s): install the %s package, or set vllm_model_p2p: false"
                        % (argv[0], exc.strerror, "aria2" if argv[0] == "aria2c" else argv[0]))
