@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Peer-to-peer weights with BitTorrent: the store host's tracker (Debian's opentracker) and seeder (aria2c),
 and a node's swarm (aria2c), so every node that holds a piece serves it and the store's NIC stops being the
-bound (bench/p2p_bench.py measured the engine: 1.78x one node's fetch at 27 nodes, star 27x).
+bound (bench/p2p_bench.py: 1.85x one node's fetch at 27 nodes with the nodes seeding once done, star 27x).
 
 BitTorrent only moves bytes here: what a node keeps is judged as the HTTP path judges it (size, sha256, git
 sha1 against the pinned manifest), and whatever the swarm did not bring whole is fetched from the site
@@ -126,8 +126,7 @@ def torrent_of(path: str, sha256: str, size: int) -> bytes:
             pieces.append(hashlib.sha1(piece).digest())
     if moved != size:
         raise P2PError("%s holds %d bytes, the manifest says %d: the store's copy is not the blob" % (path, moved, size))
-    return bencode({"info": {"length": size, "name": sha256, "piece length": length, "pieces": b"".join(pieces),
-                             }})
+    return bencode({"info": {"length": size, "name": sha256, "piece length": length, "pieces": b"".join(pieces)}})
 
 
 def info_hash(metainfo: bytes) -> str:
@@ -153,10 +152,10 @@ def checked_swarm(announce: str, torrents: Dict[str, str]) -> Tuple[str, Dict[st
 
 # --- the tracker's view ----------------------------------------------------------------------------
 
-def scrape(announce: str, hashes: Iterable[str], timeout: float = 5) -> Optional[Dict[str, Tuple[int, int, int]]]:
-    """{info-hash: (complete, incomplete, downloaded)} as the tracker counts the swarms (BEP 48); None when it does
-    not answer. `downloaded` counts the peers that announced they completed; a magnet link's peer announces
-    `left=0` before it has the metadata, so `complete` alone would count it as a seeder."""
+def scrape(announce: str, hashes: Iterable[str], timeout: float = 5) -> Optional[Dict[str, Tuple[int, int]]]:
+    """{info-hash: (complete, incomplete)} as the tracker counts the swarms (BEP 48); None when it does not answer.
+    Only `incomplete` (peers downloading) is judged: a magnet link's peer announces `left=0` before it has the
+    metadata, so it counts as complete for a moment."""
     hashes = list(hashes)
     query = "&".join("info_hash=" + urllib.parse.quote(bytes.fromhex(h), safe="") for h in hashes)
     url = announce[:-len("announce")] + "scrape?" + query
@@ -168,21 +167,27 @@ def scrape(announce: str, hashes: Iterable[str], timeout: float = 5) -> Optional
     out = {}
     for raw, counts in files.items():
         if isinstance(raw, bytes) and len(raw) == 20 and isinstance(counts, dict):
-            out[raw.hex()] = tuple(int(counts.get(k, 0)) for k in (b"complete", b"incomplete", b"downloaded"))
+            out[raw.hex()] = (int(counts.get(b"complete", 0)), int(counts.get(b"incomplete", 0)))
     return out
 
 
 # --- processes, bounded ----------------------------------------------------------------------------
 
-def _start(argv: List[str], **kw: Any) -> subprocess.Popen:
+def _start(argv: List[str], feed: Optional[List[str]] = None, **kw: Any) -> subprocess.Popen:
     """A process that runs beside the module (a tracker, a seeder, a swarm), in a session of its own so that
-    `stop` ends it with its children: run_command waits for its command, so it cannot hold one."""
+    `stop` ends it with its children: run_command waits for its command, so it cannot hold one. feed: the lines
+    of its standard input (aria2c's downloads), written and closed at once."""
     try:
-        return subprocess.Popen(  # pylint: disable=ansible-bad-function,consider-using-with
-            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, **kw)
+        proc = subprocess.Popen(  # pylint: disable=ansible-bad-function,consider-using-with
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+            stdin=subprocess.DEVNULL if feed is None else subprocess.PIPE, **kw)
     except OSError as exc:
         raise P2PError("cannot run %s (%s): install the %s package, or set vllm_model_p2p: false"
                        % (argv[0], exc.strerror, "aria2" if argv[0] == "aria2c" else argv[0]))
+    if feed is not None:
+        proc.stdin.write("".join(line + "\n" for line in feed).encode("utf-8"))
+        proc.stdin.close()
+    return proc
 
 
 def stop(proc: Optional[subprocess.Popen], grace: float = 10) -> str:
@@ -238,12 +243,10 @@ def swarm(staging_fd: int, wanted: Dict[str, int], announce: str, torrents: Dict
         return {"arrived": [], "seconds": 0.0, "problem": "the store's seeder has none of these blobs"}
     os.fchmod(staging_fd, 0o700)
     folder = "/proc/self/fd/%d" % staging_fd
-    lines = "".join("%s\n" % magnet(torrents[sha], announce) for sha in sorted(todo))
-    proc = _start(aria2c_argv(folder, bind, stall_s, announce, seeder=False), stdin=subprocess.PIPE, pass_fds=(staging_fd,))
+    proc = _start(aria2c_argv(folder, bind, stall_s, announce, seeder=False),
+                  [magnet(torrents[sha], announce) for sha in sorted(todo)], pass_fds=(staging_fd,))
     problem = ""
     try:
-        proc.stdin.write(lines.encode("ascii"))
-        proc.stdin.close()
         proc.wait(timeout)
     except subprocess.TimeoutExpired:
         problem = "the swarm did not bring every blob within %d s" % timeout
@@ -271,11 +274,10 @@ def linger(staging_fd: int, held: Iterable[str], announce: str, torrents: Dict[s
     if not metadata:
         return {"seconds": 0.0, "ended": "no metadata kept to seed from"}
     folder = "/proc/self/fd/%d" % staging_fd
-    proc = _start(aria2c_argv(folder, bind, 0, announce, seeder=True), stdin=subprocess.PIPE, pass_fds=(staging_fd,))
+    proc = _start(aria2c_argv(folder, bind, 0, announce, seeder=True),
+                  ["%s/%s" % (folder, name) for name in metadata], pass_fds=(staging_fd,))
     why, quiet_since, unanswered = "it seeded %d s" % bound, None, 0
     try:
-        proc.stdin.write("".join("%s/%s\n" % (folder, name) for name in metadata).encode("ascii"))
-        proc.stdin.close()
         while time.monotonic() - started < bound:
             time.sleep(poll)
             if proc.poll() is not None:
@@ -286,7 +288,7 @@ def linger(staging_fd: int, held: Iterable[str], announce: str, torrents: Dict[s
             if unanswered >= 3:  # the store ended its tracker: the rollout's swarm is over
                 why = "the tracker no longer answers"
                 break
-            busy = counts is None or any(counts.get(h, (0, 0, 0))[1] for h in hashes)
+            busy = counts is None or any(counts.get(h, (0, 0))[1] for h in hashes)
             quiet_since = None if busy else (quiet_since or time.monotonic())
             if quiet_since is not None and time.monotonic() - quiet_since >= quiet_s:
                 why = "no peer has been downloading for %d s" % quiet_s
@@ -385,17 +387,15 @@ def seed(work_dir: str, hashes: Dict[str, str], address: str, port: int, timeout
     announce = "http://%s:%d/announce" % (address, port)
     started = time.monotonic()
     tracker = seeder = None
-    counts: Dict[str, Tuple[int, int, int]] = {}
+    counts: Dict[str, Tuple[int, int]] = {}
     why, seen, last = "it ran %d s (vllm_model_p2p_timeout)" % timeout, 0, ""
     try:
         tracker = _start(tracker_argv(work_dir, address, port), cwd=work_dir)
         _wait_tracker(announce, tracker, sorted(hashes.values()), started + 30)
-        seeder = _start(aria2c_argv(os.path.join(work_dir, SEED_DIR), address, 0, announce, seeder=True),
-                        stdin=subprocess.PIPE, cwd=work_dir)
         torrents_dir = os.path.join(work_dir, TORRENT_DIR)
-        seeder.stdin.write("".join("%s\n" % os.path.join(torrents_dir, name) for name in sorted(os.listdir(
-            torrents_dir)) if name.endswith(".torrent") and name.split("-")[0] in hashes).encode("utf-8"))
-        seeder.stdin.close()
+        seeder = _start(aria2c_argv(os.path.join(work_dir, SEED_DIR), address, 0, announce, seeder=True),
+                        [os.path.join(torrents_dir, name) for name in sorted(os.listdir(torrents_dir))
+                         if name.endswith(".torrent") and name.split("-")[0] in hashes], cwd=work_dir)
         idle_since = None
         while time.monotonic() - started < timeout:
             time.sleep(poll)

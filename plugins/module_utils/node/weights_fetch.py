@@ -349,8 +349,7 @@ class _Transfer:
         return os.fdopen(fd, "r+b")
 
     def _hashes(self) -> List[Any]:
-        sha1 = None if self.f["lfs"] else w.git_sha1_start(self.size)
-        return [h for h in (hashlib.sha256(), sha1) if h is not None]
+        return _hashers(self.f)
 
     def _attempt(self, buf: bytearray) -> None:
         with self._open_partial() as out:
@@ -375,8 +374,7 @@ class _Transfer:
             self.flush_s += time.monotonic() - flushing
         if have != self.size:
             raise _Again("the registry sent %d of %d bytes" % (have, self.size))
-        sha256, sha1 = hashes[0], hashes[1] if len(hashes) > 1 else None
-        if sha256.hexdigest() != self.f["sha256"] or (sha1 is not None and sha1.hexdigest() != self.f["etag"]):
+        if not _content_is(self.f, hashes):
             os.unlink(self.partial, dir_fd=self.blobs_fd)  # never resume from bad bytes
             raise _Again("the content does not match its sha256%s" % ("" if self.f["lfs"] else " or git sha1"))
         os.rename(self.partial, self.name, src_dir_fd=self.blobs_fd, dst_dir_fd=self.blobs_fd)
@@ -476,6 +474,16 @@ class _Transfer:
         return have
 
 
+def _hashers(f: Dict[str, Any]) -> List[Any]:
+    """The hashes a blob of f is judged by: sha256, and for a file not in LFS its git sha1 (the etag)."""
+    return [hashlib.sha256()] + ([] if f["lfs"] else [w.git_sha1_start(f["size"])])
+
+
+def _content_is(f: Dict[str, Any], hashes: List[Any]) -> bool:
+    """Whether the bytes fed to _hashers(f) are f's."""
+    return hashes[0].hexdigest() == f["sha256"] and (f["lfs"] or hashes[1].hexdigest() == f["etag"])
+
+
 def _hash_prefix(out: Any, size: int, hashes: List[Any], buf: bytearray) -> None:
     view = memoryview(buf)
     out.seek(0)
@@ -515,11 +523,11 @@ def _kept_from_swarm(staging_fd: int, blobs_fd: int, f: Dict[str, Any], buf: byt
         return False
     with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fh.fileno())
-        hashes = [h for h in (hashlib.sha256(), None if f["lfs"] else w.git_sha1_start(f["size"])) if h is not None]
+        hashes = _hashers(f)
         good = stat.S_ISREG(st.st_mode) and st.st_size == f["size"] and st.st_nlink == 1
         if good:
             _hash_prefix(fh, f["size"], hashes, buf)
-            good = hashes[0].hexdigest() == sha and (f["lfs"] or hashes[1].hexdigest() == f["etag"])
+            good = _content_is(f, hashes)
         if good:
             os.fsync(fh.fileno())
     if not good:
@@ -541,20 +549,20 @@ def from_swarm(dirs: "CacheDirs", files: List[Dict[str, Any]], swarm: Dict[str, 
     total = sum(wanted.values())
     timeout = total / bounds.min_rate + bounds.effective_window() if bounds.min_rate else 24 * 3600
     announce, torrents, bind = swarm["announce"], swarm["torrents"], swarm.get("bind", "")
+    stall = max(bounds.window, 10.0)
     staging = open_dir(dirs.repo, P2P_STAGING)
     lingered: Dict[str, Any] = {"seconds": 0.0, "ended": ""}
     try:
         clear_staging(staging, sorted(wanted))
         try:
-            got = bt.swarm(staging, wanted, announce, torrents, bind, timeout=timeout,
-                           stall_s=max(bounds.window, 10.0))
+            got = bt.swarm(staging, wanted, announce, torrents, bind, timeout=timeout, stall_s=stall)
         except bt.P2PError as exc:  # no aria2c: the registry serves, as without the swarm
             got = {"arrived": [], "seconds": 0.0, "problem": str(exc)}
         buf = bytearray(READ_SIZE)
         kept = {f["sha256"] for f in files if f["sha256"] in got["arrived"]
                 and _kept_from_swarm(staging, dirs.blobs, f, buf)}
         if kept:
-            lingered = bt.linger(staging, kept, announce, torrents, bind, bound=max(bounds.window, 10.0) * 5)
+            lingered = bt.linger(staging, kept, announce, torrents, bind, bound=stall * 5)
     finally:
         os.close(staging)
     remove_entry(dirs.repo, P2P_STAGING)
