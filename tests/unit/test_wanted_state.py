@@ -146,7 +146,8 @@ SERVE = {"config_dir": "/etc/inferops-vllm", "config_checksum": "a" * 40, "env_c
          "container_name": "vllm", "launch_hash": "c" * 64, "full_compare": False,
          "checks_path": "/var/lib/inferops-vllm/launch-checks.json", "compile_cache_dir": "",
          "image": "registry.site/vllm@sha256:" + "a" * 64, "container_options": {"name": "vllm"},
-         "check_input": {"argv": []}, "check_key": "c" * 64, "probe_ranks": 1}
+         "check_input": {"argv": []}, "check_key": "c" * 64, "probe_ranks": 1,
+         "weight_cache_container": "vllm-weight-cache", "weight_cache": {}}
 
 
 def test_vllm_serve_and_the_watchdog():
@@ -159,6 +160,13 @@ def test_vllm_serve_and_the_watchdog():
     assert serve["dir"] == {"files": {"/etc/inferops-vllm": {"isdir": True, "mode": "0755"}}}
     cached = ws.build("vllm_serve", dict(SERVE, compile_cache_dir="/var/lib/inferops-vllm/compile-cache"))
     assert cached["dir"]["files"]["/var/lib/inferops-vllm/compile-cache"] == {"isdir": True, "mode": "0700"}
+    # without the weight cache its daemon must not exist (it would hold a copy of the weights in GPU memory)
+    assert serve["weight_cache"] == {"containers": {"vllm-weight-cache": {"exists": False}}}
+    daemon = ws.build("vllm_serve", dict(SERVE, weight_cache={
+        "options": {}, "launch_hash": "e" * 64, "dir": "/run/inferops-vllm/weight-cache", "health_url": "http://x"}))
+    assert daemon["weight_cache"]["containers"]["vllm-weight-cache"] == {
+        "running": True, "labels": {"inferops.vllm.launch": "e" * 64}, "env_file": "/etc/inferops-vllm/vllm.env"}
+    assert daemon["dir"]["files"]["/run/inferops-vllm/weight-cache"] == {"isdir": True, "mode": "0700"}
     watchdog = {"dirs": ["/usr/local/lib/inferops-vllm"], "lib_files": ["/usr/local/lib/inferops-vllm/watchdog.py"],
                 "lib_checksums": ["d" * 40], "config_file": "/etc/inferops-vllm/watchdog.json", "config_content": "{}\n",
                 "unit_dir": "/etc/systemd/system", "unit_contents": {"vllm-watchdog.timer": "[Timer]\n"},
@@ -175,7 +183,7 @@ def test_a_roles_whole_read_is_its_role_and_settings():
     lists (what node_read reads ahead for the role, and what the role's task is answered with)."""
     args = ws.module_args({"role": "vllm_serve", "settings": SERVE, "read": ["/etc/extra"]})
     assert set(args) == {"wanted", "read", "containers"}
-    assert args["containers"] == ["vllm"]
+    assert args["containers"] == ["vllm", "vllm-weight-cache"]
     assert args["read"] == ["/etc/extra", "/var/lib/inferops-vllm/launch-checks.json"]
     assert args["wanted"] == ws.build("vllm_serve", SERVE)
     driver = ws.module_args({"role": "nvidia_driver", "settings": NVIDIA_APT, "wanted": {"extra": {}}})

@@ -392,6 +392,11 @@ def test_startup_after_keeps_a_complete_start_and_counts_a_serving_cluster_as_co
     follower = wd.startup_after({}, same, True, lambda _t: {"phases": {}, "ready": False})
     assert follower == {"phases": {}, "ready": False, "started_epoch": 100.0, "complete": True}
     assert wd.startup_prom({}, "x") == []
+    mapped = wd.startup_prom({"started_epoch": 1.0, "weights_from": "weight cache"}, 'cluster="k3"')
+    assert 'inferops_vllm_startup_weights_from_cache{cluster="k3"} 1' in mapped
+    disk = wd.startup_prom({"started_epoch": 1.0, "weights_from": "disk, the weight cache unusable"}, 'cluster="k3"')
+    assert 'inferops_vllm_startup_weights_from_cache{cluster="k3"} 0' in disk
+    assert not any("weights_from_cache" in line for line in wd.startup_prom({"started_epoch": 1.0}, "x"))
 
 
 def test_the_roles_config_takes_numbers_as_the_script_does_and_names_a_bad_one():

@@ -47,7 +47,9 @@ CLUSTER_WIDE = ("vllm_profile", "vllm_model", "vllm_served_model_name", "vllm_ve
                 "vllm_container_privileged", "vllm_model_cache_dir", "vllm_compile_cache_dir", "vllm_compile_cache_site",
                 "vllm_model_source",
                 "vllm_model_revision", "vllm_model_manifest_digest", "vllm_model_weight_gb", "vllm_nvlink_domain",
-                "vllm_api_open", "vllm_pd_role", "vllm_pd_deployment", "vllm_kv_connector", "vllm_kv_side_channel_port")
+                "vllm_api_open", "vllm_pd_role", "vllm_pd_deployment", "vllm_kv_connector", "vllm_kv_side_channel_port",
+                "vllm_weight_cache", "vllm_weight_cache_dir", "vllm_weight_cache_master_port",
+                "vllm_weight_cache_health_port")
 CLUSTER_DEFAULTS: Mapping[str, Any] = specs.Lazy(lambda: {
     name: _COMPUTED_DEFAULTS[name] if name in _COMPUTED_DEFAULTS else
     (specs.INVENTORY_TYPES[name].default if name in specs.INVENTORY_TYPES else None) for name in CLUSTER_WIDE})
@@ -91,7 +93,8 @@ INT_BOUNDS = {"vllm_gpus_per_node": (1, None, 8), "vllm_roce_gid_index": (0, 255
               "vllm_data_parallel_size": (1, None, 16), "vllm_decode_context_parallel_size": (1, None, 1),
               "vllm_max_model_len": (1, None, 32768), "vllm_port": (1, 65535, None), "vllm_dp_rpc_port": (1, 65535, None),
               "vllm_master_port": (1, 65535, None), "vllm_model_weight_gb": (0, None, 1500), "vllm_node_rank": (0, None, 0),
-              "vllm_kv_side_channel_port": (1, 65535, None)}
+              "vllm_kv_side_channel_port": (1, 65535, None), "vllm_weight_cache_master_port": (1, 65534, None),
+              "vllm_weight_cache_health_port": (1, 65535, None)}
 VAR_TYPES: Mapping[str, VarType] = specs.Lazy(lambda: dict(
     specs.with_bounds(specs.INVENTORY_TYPES, INT_BOUNDS),
     vllm_image=specs.var_types(specs.options("vllm_image"), "vllm_image")["vllm_image"],

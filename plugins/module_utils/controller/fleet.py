@@ -73,8 +73,8 @@ class PortUse:
 
 
 def launch_ports(launch: Mapping[str, Any], fabric_check_port: Optional[int]) -> List[PortUse]:
-    """The ports a node's launch listens on: the API, the head's data-parallel RPC and torch master ports, a P/D
-    side's KV side channel, and the fabric check's rendezvous on a multi-node cluster."""
+    """The ports a node's launch listens on: the API, the head's data-parallel RPC and torch master ports, the
+    weight-cache daemons', a P/D side's KV side channel, and the fabric check's rendezvous on a multi-node cluster."""
     args, out = launch.get("args") or {}, []
     if launch.get("serves_api"):
         out.append(PortUse(int(launch["port"]), "the vLLM API", "vllm_port"))
@@ -83,6 +83,14 @@ def launch_ports(launch: Mapping[str, Any], fabric_check_port: Optional[int]) ->
             out.append(PortUse(int(args["data-parallel-rpc-port"]), "data-parallel RPC", "vllm_dp_rpc_port"))
         if "master-port" in args:
             out.append(PortUse(int(args["master-port"]), "the torch master", "vllm_master_port"))
+    cache = launch.get("weight_cache")
+    if cache:   # the daemons' /health on every node, their rendezvous (and a draft's) on the head
+        out.append(PortUse(int(cache["health_port"]), "the weight cache's health", "vllm_weight_cache_health_port"))
+        if launch.get("rank") == 0:
+            out.append(PortUse(int(cache["master_port"]), "the weight cache's rendezvous",
+                               "vllm_weight_cache_master_port"))
+            out.append(PortUse(int(cache["draft_master_port"]), "the weight cache's draft rendezvous",
+                               "vllm_weight_cache_master_port (+1)"))
     for port in launch.get("kv_side_channel_ports") or ():   # a P/D side's engines (disagg)
         out.append(PortUse(int(port), "the KV side channel", "vllm_kv_side_channel_port"))
     if fabric_check_port is not None and len(launch["cluster"]["nodes"]) > 1:

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    compile_cache, disagg, capacity_fit, host_stack, model_source, plain_input, rules, vllm_surface)
+    compile_cache, disagg, capacity_fit, host_stack, model_source, plain_input, rules, vllm_surface, weight_cache)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.url_host import base_url
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     OWNED_FLAGS, SECRET_ENV, Cluster, ClusterError, Node, shape)
@@ -296,6 +296,11 @@ def _container(cluster: Cluster) -> Dict[str, Any]:
     }
     if s["vllm_compile_cache_dir"]:
         opts["volumes"].append("%s:%s" % (s["vllm_compile_cache_dir"], COMPILE_CACHE))
+    if s["vllm_weight_cache"]:
+        # the daemons' sockets; CUDA IPC between two containers needs one PID namespace (vLLM PR 55906: apart, the
+        # engine's open of the daemon's handle fails with "invalid device context")
+        opts["volumes"].append("%s:%s" % (s["vllm_weight_cache_dir"], weight_cache.SOCKETS))
+        opts["pid_mode"] = "host"
     if acc.vendor == "nvidia":
         if s["vllm_gpu_access"] == "cdi":
             opts["device_requests"].append({"driver": "cdi", "device_ids": ["nvidia.com/gpu=all"]})
@@ -324,10 +329,14 @@ def render_value(value: Any) -> str:
 
 def to_argv(cluster: Cluster, args: Mapping[str, Any]) -> List[str]:
     """`vllm serve` argv: model first, then flags, as vLLM's config loader expands them."""
-    argv = [str(args["model"])]
+    return [str(args["model"])] + flag_argv(cluster, {f: v for f, v in args.items() if f != "model"})
+
+
+def flag_argv(cluster: Cluster, args: Mapping[str, Any]) -> List[str]:
+    """The flags as argv: a bare flag for true, vLLM's --no- form (where it has one) for false, a list's items
+    after its flag, JSON for a mapping."""
+    argv: List[str] = []
     for flag, value in args.items():
-        if flag == "model":
-            continue
         if value is True:
             argv.append("--" + flag)
         elif value is False:
@@ -372,6 +381,8 @@ def _compile_node(cluster: Cluster, node: Node) -> Tuple[Dict[str, Any], Dict[st
         if value is False and cluster.surface.negation("--" + flag) is None:
             continue
         args[flag] = value
+    if s["vllm_weight_cache"]:
+        _weight_cache_layer(cluster, engine, args)
     if args.get("headless"):
         # a headless node starts no API server, and vLLM refuses the flag there
         # ("--api-server-count=1 cannot be used with --headless", serve.py)
@@ -382,6 +393,31 @@ def _compile_node(cluster: Cluster, node: Node) -> Tuple[Dict[str, Any], Dict[st
     sources.update((name, source) for name, (value, source) in sorted(env.values.items())
                    if node_env.get(name) == str(value))
     return args, node_env, sources
+
+
+def _weight_cache_layer(cluster: Cluster, engine: Layers, args: Dict[str, Any]) -> None:
+    """The engine loads through the daemons (weight_cache): refused where they cannot run, else the loader flags,
+    which the plan alone sets."""
+    lay = cluster.layout
+    found = weight_cache.refusal(
+        cluster.settings, cluster.accelerator.vendor, {f: v for f, (v, _s) in engine.values.items()},
+        {f: source for f, (_v, source) in engine.values.items()},
+        cluster.head.address if cluster.multi_node and lay.dp > 1 else None)
+    if found:
+        variable, value, problem, fix = found
+        raise ClusterError(variable, value, "cluster %s" % cluster.name, problem, fix)
+    engine.apply(weight_cache.ENGINE_ARGS, "vllm_weight_cache")
+    args.update(weight_cache.ENGINE_ARGS)
+
+
+def _weight_cache(cluster: Cluster, args: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """The node's daemon (`vllm preload` after the image's vllm): the engine's own arguments, then its flags."""
+    s = cluster.settings
+    if not s["vllm_weight_cache"]:
+        return None
+    argv = ["--model", str(args["model"])] + flag_argv(cluster, weight_cache.daemon_args(
+        args, cluster.surface.preload_options)) + weight_cache.own_flags(s)
+    return weight_cache.entry(s, argv)
 
 
 def _check_same_engine(cluster: Cluster,
@@ -469,6 +505,7 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
                 {f: v for f, v in args.items() if f not in NODE_FLAGS},
                 {n: v for n, v in env.items() if n not in NODE_ENV}) if share else None,
             "host_stack": _host_stack(cluster, node),
+            "weight_cache": _weight_cache(cluster, args),
         }
         if cluster.pd_way is not None:
             out[node.host]["kv_side_channel_ports"] = _side_channel_ports(cluster, node)

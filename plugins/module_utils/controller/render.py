@@ -28,6 +28,8 @@ def docker_options(launch: Mapping[str, Any]) -> List[Tuple[str, str]]:
     a secret is named without its value ("" as its value)."""
     c = launch["container"]
     out: List[Tuple[str, str]] = [("--network", c["network_mode"]), ("--ipc", c["ipc_mode"])]
+    if c.get("pid_mode"):
+        out.append(("--pid", c["pid_mode"]))
     if c.get("privileged"):
         out.append(("--privileged", ""))
     for req in c.get("device_requests", []):

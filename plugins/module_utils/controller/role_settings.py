@@ -443,6 +443,9 @@ def vllm_serve(options: Mapping[str, Any], launch: Mapping[str, Any], image: str
                    "inferops.vllm.role": launch["role"]}})
     check_input = {"argv": launch["argv"], "config_yaml": launch["config_yaml"],
                    "env": sorted(list(launch.get("env") or {}) + list(launch.get("secret_env") or {}))}
+    cache = _weight_cache(opt, launch, image, config_dir)
+    if cache:
+        check_input["preload_argv"] = cache["options"]["command"]
     return {
         "config_dir": config_dir,
         "config_checksum": _sha1(str(launch["config_yaml"])),
@@ -460,7 +463,34 @@ def vllm_serve(options: Mapping[str, Any], launch: Mapping[str, Any], image: str
         "check_key": _sha256_json(dict(check_input, image=image)),
         # how many ranks behind the head's API the probes reach one by one
         "probe_ranks": int(launch["host_stack"]["probe_ranks"]),
+        # the weight-cache daemon's container: its name always (one the launch no longer has is removed), and with
+        # the launch's weight_cache its options, their hash, the sockets' directory and its /health
+        "weight_cache_container": _weight_cache_name(opt),
+        "weight_cache": cache,
     }
+
+
+def _weight_cache_name(opt: Callable[..., Any]) -> str:
+    return "%s-weight-cache" % opt("container_name")
+
+
+def _weight_cache(opt: Callable[..., Any], launch: Mapping[str, Any], image: str, config_dir: str) -> Dict[str, Any]:
+    """The daemon's container (`vllm preload` in the same image): the engine's GPU, fabric and volume options, the same
+    env file, its own argv and labels ({} without the launch's weight_cache)."""
+    cache = launch.get("weight_cache")
+    if not cache:
+        return {}
+    options = dict(render.docker_container_options(launch))
+    options.update({
+        "name": _weight_cache_name(opt), "image": image, "entrypoint": ["vllm", "preload"],
+        "command": list(cache["argv"]), "env_file": config_dir + "/vllm.env",
+        "volumes": list(launch["container"]["volumes"]),
+        "restart_policy": opt("restart_policy"), "log_driver": "json-file",
+        "log_options": {"max-size": opt("log_max_size"), "max-file": str(opt("log_max_files"))},
+        "labels": {"inferops.vllm.cluster": launch["cluster"]["name"], "inferops.vllm.rank": str(launch["rank"]),
+                   "inferops.vllm.role": "weight-cache"}})
+    return {"options": options, "launch_hash": _sha256_json(options), "dir": str(cache["dir"]),
+            "health_url": str(cache["health_url"])}
 
 
 # --- vllm_exporters --------------------------------------------------------------------------------------------

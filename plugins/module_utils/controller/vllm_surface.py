@@ -93,6 +93,7 @@ class Surface:
     reasoning_parsers: Tuple[str, ...]
     env_vars: Tuple[str, ...]
     kv_connectors: Tuple[str, ...] = ()    # what --kv-transfer-config's kv_connector may name
+    preload_options: Tuple[str, ...] = ()  # what `vllm preload` (the weight-cache daemon) parses
 
     def option(self, flag: str) -> Optional[dict]:
         return self.options.get(flag)
@@ -117,4 +118,5 @@ def load(version: str) -> Optional[Surface]:
     return Surface(version=data["version"], options=data["options"],
                    kv_cache_dtypes=tuple(data["kv_cache_dtypes"]), tool_parsers=tuple(data["tool_parsers"]),
                    reasoning_parsers=tuple(data["reasoning_parsers"]), env_vars=tuple(data["env_vars"]),
-                   kv_connectors=tuple(data.get("kv_connectors") or ()))
+                   kv_connectors=tuple(data.get("kv_connectors") or ()),
+                   preload_options=tuple(data.get("preload_options") or ()))

@@ -298,6 +298,10 @@ class VllmServe:
     check_input: Dict[str, Any]
     check_key: str
     probe_ranks: int
+    # the weight-cache daemon: its container's name, and {} or its options, their hash, the sockets' directory and
+    # its /health (role_settings._weight_cache)
+    weight_cache_container: str
+    weight_cache: Dict[str, Any]
 
 
 def vllm_serve(s: VllmServe) -> Wanted:
@@ -312,9 +316,15 @@ def vllm_serve(s: VllmServe) -> Wanted:
     dirs = {s.config_dir: {"isdir": True, "mode": "0755"}}
     if s.compile_cache_dir:
         dirs[s.compile_cache_dir] = {"isdir": True, "mode": "0700"}   # code the container loads: root's alone
+    if s.weight_cache:
+        dirs[s.weight_cache["dir"]] = {"isdir": True, "mode": "0700"}    # sockets that hand out GPU memory
+        daemon = {"running": True, "labels": {"inferops.vllm.launch": s.weight_cache["launch_hash"]}, "env_file": env}
+    else:
+        daemon = {"exists": False}   # it would hold a copy of the weights in GPU memory
     return {"dir": {"files": dirs},
             "config": {"files": {config: {"checksum": s.config_checksum, "mode": "0644"}}},
             "env": {"files": {env: {"checksum": s.env_checksum, "mode": "0600"}}},
+            "weight_cache": {"containers": {s.weight_cache_container: daemon}},
             "container": container}
 
 
@@ -356,7 +366,7 @@ READS: Dict[str, Callable[[Any], Dict[str, List[str]]]] = {
     # daemon.json is read whole: the role merges into it
     "container_runtime": lambda s: {"read": ["/etc/docker/daemon.json"]},
     "host_proxy": lambda s: {"services": ["docker"] if s.docker_service else []},
-    "vllm_serve": lambda s: {"containers": [s.container_name], "read": [s.checks_path]},
+    "vllm_serve": lambda s: {"containers": [s.container_name, s.weight_cache_container], "read": [s.checks_path]},
 }
 
 BUILDERS: Dict[str, Tuple[Type[Any], Callable[[Any], Wanted]]] = {

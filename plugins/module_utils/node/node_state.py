@@ -482,6 +482,8 @@ def judge_container(name: str, want: dict, found: dict, files_: Optional[Dict[st
     `env_file`: the file the container was created with; docker copies it into the container once, so a
     restart never applies a change: every KEY=VALUE must be in the container's environment (names only in
     the reason: the values may be secrets)."""
+    if want.get("exists") is False:
+        return ["%s: exists, and should not" % name] if found.get("exists") else []
     if not found.get("exists"):
         return ["%s: no such container" % name]
     why = []
@@ -546,7 +548,7 @@ STEP_SCHEMA: Dict[str, Optional[Tuple[str, ...]]] = {
     "services": ("active", "enabled"),
     "groups": None,       # {group: [members]}
     "users": None,        # [user, ...]
-    "containers": ("running", "labels", "started_after", "env_file"),
+    "containers": ("exists", "running", "labels", "started_after", "env_file"),
     "always": None,       # a reason to run the step without judging
 }
 

@@ -50,6 +50,11 @@ _COMPILATION = re.compile(r"\(compilation: ([0-9]+(?:\.[0-9]+)?) ?s")
 # Whether torch.compile's artefacts came from the cache (vllm/compilation/backends.py, decorators.py).
 _CACHE_HIT = ("Directly load the compiled graph", "Directly load AOT compilation")
 _CACHE_MISS = ("Compiling a graph for", "saved AOT compiled function")
+# Where the engine took its weights with vllm_weight_cache (vLLM's IpcModelLoader): "Mapped %d tensors from the
+# weight cache daemon (%s mode)", or "Weight cache unusable (%s); falling back to disk loading" (and "... IPC loading
+# failed; falling back ...")
+_WEIGHT_CACHE_MAPPED = "tensors from the weight cache daemon"
+_WEIGHT_CACHE_FALLBACK = "falling back to disk loading"
 READY = "api_ready"
 MAX_LINES = 200000
 TIMEOUT = 60.0
@@ -63,15 +68,19 @@ def _iso(stamp: float) -> str:
 
 def phases(lines: Iterable[str], started_at: float) -> Dict[str, object]:
     """The phases in `docker logs --timestamps` lines of one container start: for each phase that the log shows,
-    when it ended (`at`), seconds from the container's start (`after_s`) and the figure vLLM printed (`took_s`).
+    when it ended (`at`), seconds from the container's start (`after_s`) and the figure vLLM printed (`took_s`);
+    whether torch.compile's graphs came from the cache, and with the weight cache where the weights came from.
     Lines without a docker timestamp, or from before the start, are skipped."""
     found: Dict[str, Dict[str, object]] = {}
     cache: Optional[str] = None
+    mapped = fell_back = False
     for line in lines:
         stamp_text, _sep, text = line.rstrip("\n").partition(" ")
         stamp = docker_time(stamp_text)
         if stamp is None or stamp < started_at - 0.001:
             continue
+        mapped = mapped or _WEIGHT_CACHE_MAPPED in text
+        fell_back = fell_back or _WEIGHT_CACHE_FALLBACK in text
         if any(marker in text for marker in _CACHE_HIT):
             cache = "hit"
         elif cache is None and any(marker in text for marker in _CACHE_MISS):
@@ -87,7 +96,9 @@ def phases(lines: Iterable[str], started_at: float) -> Dict[str, object]:
                 entry["compilation_s"] = float(compilation.group(1))
             found[name] = entry
     return {"started_at": _iso(started_at), "phases": {n: found[n] for n in PHASE_NAMES if n in found},
-            "compile_cache": cache, "ready": READY in found}
+            "compile_cache": cache, "ready": READY in found,
+            # one rank that fell back read the disk: the start did not gain from the cache
+            "weights_from": "disk, the weight cache unusable" if fell_back else "weight cache" if mapped else None}
 
 
 def _record(path: str) -> Dict[str, Any]:

@@ -353,6 +353,11 @@ def startup_prom(startup: Dict[str, Any], labels: str) -> List[str]:
                   "# TYPE inferops_vllm_startup_phase_seconds gauge"]
         lines += ['inferops_vllm_startup_phase_seconds{%s,phase="%s"} %s' % (labels, name, repr(float(p["after_s"])))
                   for name, p in phases.items()]
+    if startup.get("weights_from"):   # vllm_weight_cache: mapped from the daemon (1) or read from the disk (0)
+        lines += ["# HELP inferops_vllm_startup_weights_from_cache 1 when the last start mapped its weights from the "
+                  "weight-cache daemon, 0 when a rank read them from disk.",
+                  "# TYPE inferops_vllm_startup_weights_from_cache gauge",
+                  "inferops_vllm_startup_weights_from_cache{%s} %d" % (labels, int(startup["weights_from"] == "weight cache"))]
     return lines
 
 

@@ -9,7 +9,8 @@ read the node's exact argv and config file. Prints one JSON line and exits 0:
 role can refuse a ROCm image on NVIDIA GPUs by its contents, not only by its name.
 
 Input: the launch as JSON in the INFEROPS_LAUNCH environment variable
-({"argv": [...], "config_yaml": "...", "env": [names]}). Stdlib and vllm only."""
+({"argv": [...], "config_yaml": "...", "env": [names], "preload_argv": [...] with the weight cache}).
+With `preload_argv`, `vllm preload`'s own parser reads the weight-cache daemon's argv too. Stdlib and vllm only."""
 
 import json
 import os
@@ -91,6 +92,16 @@ def check(launch):
         out["error"] = "the config file parses differently from the argv: %s" % ", ".join(differ)
         out["flags"] = ["--" + k.replace("_", "-") for k in differ]
         return out
+    if launch.get("preload_argv") is not None:
+        try:
+            from vllm.entrypoints.cli.preload import PreloadSubcommand
+            preload = Parser(prog="vllm preload")
+            PreloadSubcommand.add_cli_args(preload)
+            preload.parse_args(list(launch["preload_argv"]))
+        except (Rejected, ValueError, TypeError, SystemExit, ImportError) as exc:
+            out["error"] = "vllm preload (the weight-cache daemon): %s" % (str(exc) or type(exc).__name__)
+            out["flags"] = sorted(set(re.findall(r"--[a-z0-9][a-z0-9-]*", str(exc))))
+            return out
     try:
         import vllm.envs
         known = set(vllm.envs.environment_variables)

@@ -39,6 +39,7 @@ def cluster(nodes: Dict[str, Startup]) -> Startup:
         "ready_node": served[1] if served else None,
         "slowest": slowest,
         "compile_cache": sorted({s["compile_cache"] for s in read.values() if s.get("compile_cache")}),
+        "weights_from": {host: s["weights_from"] for host, s in sorted(read.items()) if s.get("weights_from")},
         "site_cache": {host: s["site_cache"] for host, s in sorted(nodes.items()) if s.get("site_cache")},
     }
 
@@ -68,6 +69,9 @@ def markdown(section: Startup) -> List[str]:
         lines.append("Slowest node of each phase: %s." % slow)
     if section.get("compile_cache"):
         lines.append("torch.compile cache: %s." % ", ".join(section["compile_cache"]))
+    if section.get("weights_from"):
+        lines.append("Weights from: %s." % ", ".join(
+            "%s %s" % (host, where) for host, where in section["weights_from"].items()))
     if section.get("site_cache"):
         lines.append("Site compile cache: %s." % ", ".join(
             "%s %s" % (host, SITE_CACHE_WORDS.get(state, state)) for host, state in section["site_cache"].items()))
