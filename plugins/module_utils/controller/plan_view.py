@@ -71,6 +71,10 @@ def summary_lines(head: Mapping[str, Any], drivers: Mapping[str, Any]) -> List[s
     if model.get("source") in WEIGHTS:
         weights += ", %s" % WEIGHTS[model["source"]]
     out.append(weights)
+    cache = head.get("weight_cache")
+    if cache:   # vllm_weight_cache: what keeps the weights in GPU memory across restarts
+        out += wrap("weight cache: vllm preload beside vLLM on each node (sockets %s, health port %s, rendezvous "
+                    "port %s)" % (cache["dir"], cache["health_port"], cache["master_port"]))
     out.append("strategy %s, layout %s" % (c["strategy"], layout(c, args)))
     nodes = "%d x %d %s%s, head %s" % (len(c["nodes"]), c["gpus_per_node"], c["gpu_model"],
                                        " over %s" % c["fabric"] if c["fabric"] != "none" else "", c["head"])

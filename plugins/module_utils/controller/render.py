@@ -48,10 +48,21 @@ def docker_options(launch: Mapping[str, Any]) -> List[Tuple[str, str]]:
 
 
 def docker_run_command(launch: Mapping[str, Any], image: str = "IMAGE", name: str = "vllm") -> str:
-    """One `docker run` line with the explicit `vllm serve` argv; secrets by name only."""
-    parts: List[str] = ["docker", "run", "-d", "--name", name]
+    """One `docker run` line with the explicit `vllm serve` argv; secrets by name only. With the weight cache, the
+    daemon's line (`vllm preload`) first: it starts before vLLM."""
+    lines = []
+    cache = launch.get("weight_cache")
+    if cache:
+        lines.append(_run_line(launch, name + "-weight-cache", ["--entrypoint", "vllm"], image,
+                               ["preload"] + list(cache["argv"])))
+    lines.append(_run_line(launch, name, [], image, launch["argv"]))
+    return "\n".join(lines)
+
+
+def _run_line(launch: Mapping[str, Any], name: str, extra: List[str], image: str, argv: List[str]) -> str:
+    parts: List[str] = ["docker", "run", "-d", "--name", name] + extra
     for option, value in docker_options(launch):
         parts += [option, value] if value else [option]
     parts.append(image)
-    parts += launch["argv"]
+    parts += argv
     return " ".join(shlex.quote(p) for p in parts)

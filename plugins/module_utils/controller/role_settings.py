@@ -485,7 +485,9 @@ def _weight_cache(opt: Callable[..., Any], launch: Mapping[str, Any], image: str
         "name": _weight_cache_name(opt), "image": image, "entrypoint": ["vllm", "preload"],
         "command": list(cache["argv"]), "env_file": config_dir + "/vllm.env",
         "volumes": list(launch["container"]["volumes"]),
-        "restart_policy": opt("restart_policy"), "log_driver": "json-file",
+        # never brought back by docker (a crash, a reboot): beside a running vLLM it would load a second copy of the
+        # weights; the next converge starts it with vLLM stopped, and vLLM reads the disk until then
+        "restart_policy": "no", "log_driver": "json-file",
         "log_options": {"max-size": opt("log_max_size"), "max-file": str(opt("log_max_files"))},
         "labels": {"inferops.vllm.cluster": launch["cluster"]["name"], "inferops.vllm.rank": str(launch["rank"]),
                    "inferops.vllm.role": "weight-cache"}})
