@@ -32,7 +32,7 @@ def test_the_daemon_takes_the_engines_own_arguments(strategy):
         assert launch["sources"]["load-format"] == "vllm_weight_cache"
         argv = cache["argv"]
         assert argv[:2] == ["--model", args["model"]]
-        own = weight_cache.own_flags({"vllm_weight_cache_master_port": 29600, "vllm_weight_cache_health_port": 8098})
+        own = weight_cache.own_flags({"vllm_weight_cache_master_port": 29600}, 8098)
         assert argv[-len(own):] == own
         taken = [f for f in args if f not in weight_cache.NOT_FOR_DAEMON and "--" + f in SURFACE.preload_options]
         # every flag vllm preload parses, in the engine's order, and nothing else
@@ -108,6 +108,13 @@ def test_the_daemons_ports_join_the_fleet_check(cluster_vars, expect):
                                    "vllm_load_balancing": "hybrid"}, **cluster_vars))
     lines = fleet.port_problems({h: fleet.launch_ports(l, None) for h, l in launches.items()})
     assert any(line.startswith(expect) for line in lines), lines
+
+
+def test_the_health_port_may_differ_between_nodes():
+    launches = compile_(2, vllm_weight_cache=True, vllm_strategy="dep",
+                        host_overrides={"n1": {"vllm_weight_cache_health_port": "8099"}})
+    assert [launches[h]["weight_cache"]["health_port"] for h in ("n0", "n1")] == [8098, 8099]
+    assert launches["n1"]["weight_cache"]["argv"][-3:] == ["8099", "--weight-cache-health-host", "127.0.0.1"]
 
 
 def test_the_daemons_container_and_the_launch_check():

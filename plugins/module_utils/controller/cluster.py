@@ -56,7 +56,7 @@ CLUSTER_DEFAULTS: Mapping[str, Any] = specs.Lazy(lambda: {
 # Variables that may differ between hosts. vllm_args/vllm_env may too, but the
 # compiler then refuses any difference that shapes the engine.
 HOST_VARS = ("vllm_control_address", "vllm_control_interface", "vllm_ib_hcas", "vllm_node_rank",
-             "vllm_port", "vllm_args", "vllm_env", "vllm_nvlink_domain")
+             "vllm_port", "vllm_args", "vllm_env", "vllm_nvlink_domain", "vllm_weight_cache_health_port")
 # Flags the compiler owns: layout, roles, endpoint and secrets.
 OWNED_FLAGS = {
     "model": "vllm_model", "served-model-name": "vllm_served_model_name", "host": "vllm_bind_host",
@@ -128,6 +128,7 @@ class Node:
     domain: Optional[str] = None     # vllm_nvlink_domain: the NVL72 rack (IMEX domain) of this host
     # the host-stack roles' tunables this host sets (host_stack.ROLE_SETTINGS), for the launch's host_stack
     role_settings: Mapping[str, Any] = field(default_factory=dict)
+    weight_cache_health_port: int = 8098   # vllm_weight_cache_health_port: the daemon's /health on this node
 
 
 @dataclass(frozen=True)
@@ -581,7 +582,11 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]],
             args=_mapping("vllm_args", hvars.get("vllm_args"), hwhere),
             env=_mapping("vllm_env", hvars.get("vllm_env"), hwhere),
             domain=hvars.get("vllm_nvlink_domain") or None,
-            role_settings={k: hvars[k] for k in host_stack.ROLE_SETTINGS if hvars.get(k) is not None}))
+            role_settings={k: hvars[k] for k in host_stack.ROLE_SETTINGS if hvars.get(k) is not None},
+            weight_cache_health_port=_int("vllm_weight_cache_health_port",
+                                          CLUSTER_DEFAULTS["vllm_weight_cache_health_port"]
+                                          if hvars.get("vllm_weight_cache_health_port") is None
+                                          else hvars["vllm_weight_cache_health_port"], hwhere)))
     secrets = {env: var for env, var in SECRET_ENV.items() if members[0][1].get(var)}
     warnings = _warnings(name, profile_name, profile, acc, layout, fabric, nodes, gpus, settings, repo)
     return Cluster(name=name, nodes=tuple(nodes), accelerator=acc, gpus_per_node=gpus, fabric=fabric, layout=layout,

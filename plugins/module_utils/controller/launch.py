@@ -410,14 +410,14 @@ def _weight_cache_layer(cluster: Cluster, engine: Layers, args: Dict[str, Any]) 
     args.update(weight_cache.ENGINE_ARGS)
 
 
-def _weight_cache(cluster: Cluster, args: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+def _weight_cache(cluster: Cluster, node: Node, args: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     """The node's daemon (`vllm preload` after the image's vllm): the engine's own arguments, then its flags."""
     s = cluster.settings
     if not s["vllm_weight_cache"]:
         return None
     argv = ["--model", str(args["model"])] + flag_argv(cluster, weight_cache.daemon_args(
-        args, cluster.surface.preload_options)) + weight_cache.own_flags(s)
-    return weight_cache.entry(s, argv)
+        args, cluster.surface.preload_options)) + weight_cache.own_flags(s, node.weight_cache_health_port)
+    return weight_cache.entry(s, argv, node.weight_cache_health_port)
 
 
 def _check_same_engine(cluster: Cluster,
@@ -505,7 +505,7 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
                 {f: v for f, v in args.items() if f not in NODE_FLAGS},
                 {n: v for n, v in env.items() if n not in NODE_ENV}) if share else None,
             "host_stack": _host_stack(cluster, node),
-            "weight_cache": _weight_cache(cluster, args),
+            "weight_cache": _weight_cache(cluster, node, args),
         }
         if cluster.pd_way is not None:
             out[node.host]["kv_side_channel_ports"] = _side_channel_ports(cluster, node)

@@ -5,7 +5,8 @@ set -e
 R=/tmp/rootfs
 mkdir -p $R/usr/bin $R/usr/local/bin $R/tmp $R/etc $R/lib64
 cp /usr/bin/python3.11 $R/usr/bin/ && ln -s python3.11 $R/usr/bin/python3
-cp /src/vllm $R/usr/local/bin/vllm && chmod 755 $R/usr/local/bin/vllm
+# the image's `vllm` runs by itself too (the weight cache's daemon has `vllm preload` as its entry point)
+{ echo '#!/usr/bin/python3 -B'; cat /src/vllm; } > $R/usr/local/bin/vllm && chmod 755 $R/usr/local/bin/vllm
 python3 -B /src/vllm --print-module-files > /tmp/modules.txt
 cp -r /usr/lib/python3.11/encodings $R/usr/lib/python3.11/ 2>/dev/null || { mkdir -p $R/usr/lib/python3.11 && cp -r /usr/lib/python3.11/encodings $R/usr/lib/python3.11/; }
 while read -r f; do
