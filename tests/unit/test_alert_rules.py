@@ -130,6 +130,12 @@ case("InferopsVllmWatchdogGaveUp", True, [series("inferops_vllm_watchdog_gave_up
      [expected("InferopsVllmWatchdogGaveUp", gave_up)])
 case("InferopsVllmWatchdogGaveUp", False, [series("inferops_vllm_watchdog_gave_up", gave_up, "0x20")], "10m")
 
+cache = dict(WATCHDOG)
+case("InferopsVllmWeightCacheDown", True, [series("inferops_vllm_weight_cache_up", cache, "1 1 0x20")], "15m",
+     [expected("InferopsVllmWeightCacheDown", cache)])
+case("InferopsVllmWeightCacheDown", False, [series("inferops_vllm_weight_cache_up", cache, "1 1 0x20")], "8m")
+case("InferopsVllmWeightCacheDown", False, [series("inferops_vllm_weight_cache_up", cache, "1x20")], "15m")
+
 missing = {"cluster": NVIDIA}
 case("InferopsVllmEnginesMissing", True, nvidia_engines(14) + [amd_engine()] + grace("0x30", "0x30"), "10m",
      [expected("InferopsVllmEnginesMissing", missing)])

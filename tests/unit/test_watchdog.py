@@ -407,11 +407,44 @@ def test_the_roles_config_takes_numbers_as_the_script_does_and_names_a_bad_one()
     options = {wc.PREFIX + name: "/x/" + name for name in wc.TEXTS}
     options.update({wc.PREFIX + name: "7" for name in wc.NUMBERS})
     config = wc.config(launch, options)
-    assert set(config) == set(wd.CONFIG_KEYS) - {"pd"} | set(wd.Policy.__dataclass_fields__)
+    assert set(config) == set(wd.CONFIG_KEYS) - {"pd", "weight_cache_health"} | set(wd.Policy.__dataclass_fields__)
     assert config["grace"] == 7 and config["backoff_factor"] == 7.0 and config["api_key_env"] == "VLLM_API_KEY"
     assert "pd" not in config and config["data_parallel"] == [0, 1]
+    cached = wc.config(dict(launch, weight_cache={"health_url": "http://127.0.0.1:8098/health"}), options)
+    assert cached["weight_cache_health"] == "http://127.0.0.1:8098/health"
     for bad in ("soon", True, None):
         with pytest.raises(wc.WatchdogConfigError, match="vllm_watchdog_grace=.* is not a number: set it"):
             wc.config(launch, dict(options, vllm_watchdog_grace=bad))
     with pytest.raises(wc.WatchdogConfigError, match="vllm_watchdog_env_file"):
         wc.config(launch, {k: v for k, v in options.items() if k != wc.PREFIX + "env_file"})
+
+
+def test_the_weight_cache_daemon_is_read_and_never_restarted():
+    """A real /health on loopback: 200 is up; a 503, or nothing listening, is down; no cache, no series."""
+    import http.server
+    import threading
+
+    codes = iter([200, 503])
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(next(codes))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *_args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d/health" % server.server_address[1]
+    try:
+        assert wd.weight_cache_up(url) == 1 and wd.weight_cache_up(url) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert wd.weight_cache_up(url, timeout=1) == 0 and wd.weight_cache_up(None) is None
+    state = wd.State()
+    cfg = {"cluster": "k3", "rank": 0, "role": "head"}
+    assert 'inferops_vllm_weight_cache_up{cluster="k3",rank="0",role="head"} 0' in wd.render_prom(state, cfg, 0)
+    assert "weight_cache_up" not in wd.render_prom(state, cfg)

@@ -49,6 +49,9 @@ def config(launch: Mapping[str, Any], options: Mapping[str, Any]) -> Dict[str, A
         "status_file": options[PREFIX + "status_file"], "prom_file": options[PREFIX + "prom_file"],
         "records": {"image": options[PREFIX + "image_record"], "model": options[PREFIX + "model_record"]},
     }
+    cache = launch.get("weight_cache")
+    if cache:   # vllm_weight_cache: the daemon's /health on this node, written as a series
+        out["weight_cache_health"] = cache["health_url"]
     out.update({name: _number(options, name) for name in NUMBERS})
     if cluster.get("pd") is not None:
         out["pd"] = cluster["pd"]

@@ -38,7 +38,8 @@ except ImportError:  # on a node: health.py, node_state.py and startup_log.py (w
 KEEP_RESTARTS = 10
 # What the config file holds (the vllm_watchdog role writes it), besides the Policy fields.
 CONFIG_KEYS = ("cluster", "rank", "role", "endpoint", "model", "data_parallel", "container", "docker", "env_file",
-               "api_key_env", "probe_timeout", "max_tokens", "status_file", "prom_file", "records", "pd")
+               "api_key_env", "probe_timeout", "max_tokens", "status_file", "prom_file", "records", "pd",
+               "weight_cache_health")
 Runner = Callable[[List[str]], Tuple[int, str, str]]
 # Reads a command's output lines, bounded (startup_log.read_lines): the container's log for its startup.
 LogReader = Callable[[List[str], int, float, str], Tuple[List[str], str]]
@@ -297,7 +298,19 @@ def _label(value: Any) -> str:
     return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def render_prom(state: State, cfg: Dict[str, Any]) -> str:
+def weight_cache_up(url: Optional[str], timeout: float = 3.0) -> Optional[int]:
+    """1 when the weight-cache daemon's /health answers 200, 0 otherwise, None without the cache. It is never
+    restarted here: beside a running vLLM it would load a second copy of the weights (the next converge starts it)."""
+    if not url:
+        return None
+    try:
+        status, _body = health.request(url, None, None, timeout)
+    except (urllib.error.URLError, socket.timeout, OSError, ValueError):
+        return 0
+    return int(status == 200)
+
+
+def render_prom(state: State, cfg: Dict[str, Any], weight_cache: Optional[int] = None) -> str:
     """node_exporter textfile-collector format."""
     labels = 'cluster="%s",rank="%s",role="%s"' % tuple(_label(cfg.get(k, "")) for k in ("cluster", "rank", "role"))
     probe_ = state.last_probe or {}
@@ -326,6 +339,10 @@ def render_prom(state: State, cfg: Dict[str, Any]) -> str:
     lines += ["# HELP %s The watchdog's state (1 for the current one)." % full, "# TYPE %s gauge" % full]
     lines += ['%s{%s,state="%s"} %d' % (full, labels, name, int(state.state == name))
               for name in ("ok", "failing", "grace", "restarting", "gave_up")]
+    if weight_cache is not None:
+        full = "inferops_vllm_weight_cache_up"
+        lines += ["# HELP %s 1 when the node's weight-cache daemon answers its /health; 0: vLLM's next start reads the "
+                  "weights from disk." % full, "# TYPE %s gauge" % full, "%s{%s} %d" % (full, labels, weight_cache)]
     return "\n".join(lines + startup_prom(state.startup, labels)) + "\n"
 
 
@@ -456,7 +473,7 @@ def run_once(cfg: Dict[str, Any], runner: Runner = run_command, clock: Callable[
     now = clock()
     write_atomic(cfg["status_file"], json.dumps(status_document(decision.state, decision, cfg, now), indent=2) + "\n")
     if cfg.get("prom_file"):
-        write_atomic(cfg["prom_file"], render_prom(decision.state, cfg))
+        write_atomic(cfg["prom_file"], render_prom(decision.state, cfg, weight_cache_up(cfg.get("weight_cache_health"))))
     return decision
 
 

@@ -73,6 +73,11 @@ DEFAULTS: Tuple[Alert, ...] = (
           "It restarted the container vllm_watchdog_max_restarts times without a good probe and waits for an "
           "operator. Fix: read `journalctl -u vllm-watchdog` and `docker logs vllm` on {{ $labels.node }}, fix the "
           "cause, then converge with --tags serve."),
+    Alert("weight_cache_down", "InferopsVllmWeightCacheDown", "vllm", "warning", "10m",
+          "The weight-cache daemon on " + ON_NODE + " does not answer",
+          "vllm_weight_cache is on, but the daemon's /health does not answer, so vLLM's next start on this node "
+          "(a heal, a restart) reads the weights from disk. Fix: read `docker logs vllm-weight-cache` on "
+          "{{ $labels.node }}, then converge with --tags serve (it starts the daemon with vLLM stopped)."),
     Alert("engines_missing", "InferopsVllmEnginesMissing", "vllm", "critical", "5m",
           "A cluster reports fewer engines than its data-parallel size",
           "", params={"tolerated": 0}, per_cluster=True),
@@ -234,6 +239,7 @@ def _share(selector_bad: str, selector_all: str, metric: str, ratio: float) -> s
 EXPRESSIONS: Dict[str, Callable[[Mapping[str, float]], str]] = {
     "engine_down": lambda p: 'up{%s} == 0 unless on (cluster) (%s)' % (VLLM, GRACE),
     "watchdog_gave_up": lambda p: "inferops_vllm_watchdog_gave_up == 1",
+    "weight_cache_down": lambda p: "inferops_vllm_weight_cache_up == 0",
     "kv_cache_full": lambda p: (
         "max by (cluster, node, engine, model_name) (vllm:kv_cache_usage_perc{%s}) > %s and on (cluster) "
         "(sum by (cluster) (vllm:num_requests_waiting{%s}) > %s or "

@@ -82,8 +82,8 @@ def _watchdog_table() -> Tuple[Metric, ...]:
     helps: Dict[str, str] = {}
     started = watchdog.State(startup={"started_epoch": 1.0, "phases": {"api_ready": {"after_s": 1.0}},
                                       "image_pulled_at": "1970-01-01T00:00:01Z",
-                                      "weights_staged_at": "1970-01-01T00:00:01Z"})
-    for line in watchdog.render_prom(started, {}).splitlines():
+                                      "weights_staged_at": "1970-01-01T00:00:01Z", "weights_from": "weight cache"})
+    for line in watchdog.render_prom(started, {}, weight_cache=1).splitlines():
         parts = line.split(" ", 3)
         if line.startswith("# TYPE "):
             kinds[parts[2]] = parts[3]
