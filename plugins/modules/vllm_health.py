@@ -26,9 +26,9 @@ options:
     type: str
     required: true
   served_model_name:
-    description: Model name that C(/v1/models) must list.
+    description: Model name that C(/v1/models) must list. Omitted, only C(/health) is asked (a server that has
+      nothing else, such as vLLM's weight-cache daemon).
     type: str
-    required: true
   api_key:
     description: API key for C(/v1) requests.
     type: str
@@ -150,7 +150,7 @@ def container_state(module, docker, name):
 def main():
     module = AnsibleModule(argument_spec={
         "url": {"type": "str", "required": True},
-        "served_model_name": {"type": "str", "required": True},
+        "served_model_name": {"type": "str"},
         "api_key": {"type": "str", "no_log": True},
         "wait": {"type": "int", "default": 60},
         "interval": {"type": "int", "default": 5},

@@ -163,7 +163,7 @@ def test_vllm_serve_and_the_watchdog():
     # without the weight cache its daemon must not exist (it would hold a copy of the weights in GPU memory)
     assert serve["weight_cache"] == {"containers": {"vllm-weight-cache": {"exists": False}}}
     daemon = ws.build("vllm_serve", dict(SERVE, weight_cache={
-        "options": {}, "launch_hash": "e" * 64, "dir": "/run/inferops-vllm/weight-cache", "health_url": "http://x"}))
+        "options": {}, "launch_hash": "e" * 64, "dir": "/run/inferops-vllm/weight-cache", "url": "http://x"}))
     assert daemon["weight_cache"]["containers"]["vllm-weight-cache"] == {
         "running": True, "labels": {"inferops.vllm.launch": "e" * 64}, "env_file": "/etc/inferops-vllm/vllm.env"}
     assert daemon["dir"]["files"]["/run/inferops-vllm/weight-cache"] == {"isdir": True, "mode": "0700"}

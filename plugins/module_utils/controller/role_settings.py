@@ -491,8 +491,7 @@ def _weight_cache(opt: Callable[..., Any], launch: Mapping[str, Any], image: str
         "log_options": {"max-size": opt("log_max_size"), "max-file": str(opt("log_max_files"))},
         "labels": {"inferops.vllm.cluster": launch["cluster"]["name"], "inferops.vllm.rank": str(launch["rank"]),
                    "inferops.vllm.role": "weight-cache"}})
-    return {"options": options, "launch_hash": _sha256_json(options), "dir": str(cache["dir"]),
-            "health_url": str(cache["health_url"])}
+    return {"options": options, "launch_hash": _sha256_json(options), "dir": str(cache["dir"]), "url": str(cache["url"])}
 
 
 # --- vllm_exporters --------------------------------------------------------------------------------------------

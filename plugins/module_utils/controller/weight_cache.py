@@ -80,6 +80,7 @@ def entry(settings: Mapping[str, Any], argv: List[str], health: int) -> Dict[str
     both containers mount it, and its ports."""
     master = int(settings["vllm_weight_cache_master_port"])
     health = int(health)
+    url = "http://%s:%d" % (HEALTH_HOST, health)
     return {"argv": argv, "dir": settings["vllm_weight_cache_dir"], "mount": SOCKETS,
             "master_port": master, "draft_master_port": master + 1, "health_port": health,
-            "health_url": "http://%s:%d/health" % (HEALTH_HOST, health)}
+            "url": url, "health_url": url + "/health"}

@@ -120,15 +120,19 @@ def not_ready(stage: str = "health", detail: str = "") -> Dict[str, Any]:
     return {"ready": False, "stage": stage, "detail": detail, "models": [], "content": None, "max_model_len": None}
 
 
-def probe(base_url: str, served_model_name: str, api_key: Optional[str] = None, timeout: float = 30,
+def probe(base_url: str, served_model_name: Optional[str], api_key: Optional[str] = None, timeout: float = 30,
           generate: bool = True, rank: Optional[int] = None) -> Dict[str, Any]:
-    """One pass over the three checks; `stage` names the first that failed (or 'ready')."""
+    """One pass over the three checks; `stage` names the first that failed (or 'ready'). Without a model name only
+    /health is asked (a server that has nothing else: the weight-cache daemon)."""
     base = base_url.rstrip("/")
     out = not_ready()
     try:
         status, _body = request(base + "/health", None, None, timeout)
         if status != 200:
             out["detail"] = "/health answered %d" % status
+            return out
+        if served_model_name is None:
+            out.update(ready=True, stage="ready", detail="/health answered 200")
             return out
         out["stage"] = "models"
         status, body = request(base + "/v1/models", api_key, None, timeout)
