@@ -91,6 +91,16 @@ def test_no_socket_directory_is_refused():
     assert refusal(vllm_weight_cache_dir="").startswith("vllm_weight_cache_dir=''")
 
 
+@pytest.mark.parametrize("sockets,other", [
+    ("/var/lib/inferops-vllm/huggingface/sockets", "vllm_model_cache_dir"),
+    ("/var/lib/inferops-vllm/compile-cache/sockets", "vllm_compile_cache_dir"),
+    ("/var/lib/inferops-vllm", "vllm_model_cache_dir"),
+])
+def test_a_socket_directory_inside_another_mount_is_refused(sockets, other):
+    line = refusal(vllm_weight_cache_dir=sockets)
+    assert line.startswith("vllm_weight_cache_dir=%r" % sockets) and "overlaps %s" % other in line
+
+
 def test_a_loopback_data_parallel_address_is_refused():
     line = refusal(host_overrides={"n0": {"vllm_control_address": "127.0.0.1"}})
     assert line.startswith("vllm_control_address='127.0.0.1'")

@@ -132,7 +132,7 @@ def volume_problems(settings: Mapping[str, Any], where: str) -> List[ClusterErro
                 fix += ", or '' to mount none"
             errors.append(ClusterError(var, settings[var], where, problem, fix))
     model, compiled = settings["vllm_model_cache_dir"], settings["vllm_compile_cache_dir"]
-    if not errors and compiled and _overlap(model, compiled):
+    if not errors and compiled and overlap(model, compiled):
         errors.append(ClusterError(
             "vllm_compile_cache_dir", compiled, where,
             "overlaps vllm_model_cache_dir %s: the weights are mounted read-only and kept by teardown, the compile "
@@ -142,7 +142,8 @@ def volume_problems(settings: Mapping[str, Any], where: str) -> List[ClusterErro
     return errors
 
 
-def _overlap(a: str, b: str) -> bool:
+def overlap(a: str, b: str) -> bool:
+    """One directory is the other or holds it."""
     return a == b or a.startswith(b.rstrip("/") + "/") or b.startswith(a.rstrip("/") + "/")
 
 

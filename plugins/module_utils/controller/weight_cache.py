@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional
 
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.plain_input import overlap
+
 # the daemons' sockets inside both containers: short, since an AF_UNIX path has at most 107 bytes and vLLM names
 # each socket vllm_weight_cache_<32 hex>[_draft].sock
 SOCKETS = "/run/vllm-weight-cache"
@@ -38,9 +40,15 @@ def refusal(settings: Mapping[str, Any], vendor: str, args: Mapping[str, Any], s
                 "vLLM's weight cache hands GPU memory to the engine over CUDA IPC, which only CUDA and ROCm have, "
                 "and this cluster's GPUs are %s" % vendor, "remove vllm_weight_cache; on this cluster vLLM loads "
                 "the weights from disk at each start")
-    if not settings.get("vllm_weight_cache_dir"):
-        return ("vllm_weight_cache_dir", settings.get("vllm_weight_cache_dir"),
+    sockets = settings.get("vllm_weight_cache_dir")
+    if not sockets:
+        return ("vllm_weight_cache_dir", sockets,
                 "the daemons need a host directory for their sockets", "set it, e.g. /run/inferops-vllm/weight-cache")
+    for other in ("vllm_model_cache_dir", "vllm_compile_cache_dir"):
+        if settings.get(other) and overlap(str(sockets), str(settings[other])):
+            return ("vllm_weight_cache_dir", sockets, "overlaps %s %s: both are mounted into vLLM's container, the "
+                    "sockets' directory read-write and set to 0700" % (other, settings[other]),
+                    "give the sockets a directory of their own, e.g. /run/inferops-vllm/weight-cache")
     for flag in sorted(ENGINE_ARGS):
         if flag in args:
             return ("%s[%r]" % (sources.get(flag, "vllm_args"), flag), args[flag],
