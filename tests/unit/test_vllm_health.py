@@ -3,6 +3,7 @@ import socket
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import health
 from ansible_collections.inferops.vllm.plugins.modules import vllm_health
+from loopback_http import serving
 
 
 def closed_port():
@@ -34,28 +35,7 @@ def test_one_rank_answers_for_itself():
 
 def test_without_a_model_name_only_health_is_asked():
     """vLLM's weight-cache daemon serves /health and nothing else (a real server on loopback)."""
-    import http.server
-    import threading
-
-    asked = []
-
-    class OnlyHealth(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            asked.append(self.path)
-            self.send_response(200 if self.path == "/health" else 404)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *_args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), OnlyHealth)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = "http://127.0.0.1:%d" % server.server_address[1]
+    with serving(lambda path: 200 if path == "/health" else 404) as (url, asked):
         result = vllm_health.probe_all(dict(params(url, 1), served_model_name=None))
         assert result["ready"] and result["detail"] == "/health answered 200" and asked == ["/health"]
         assert not health.probe(url, "m", timeout=2)["ready"]   # with a name, /v1/models must list it
-    finally:
-        server.shutdown()
-        server.server_close()

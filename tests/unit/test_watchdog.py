@@ -421,28 +421,12 @@ def test_the_roles_config_takes_numbers_as_the_script_does_and_names_a_bad_one()
 
 def test_the_weight_cache_daemon_is_read_and_never_restarted():
     """A real /health on loopback: 200 is up; a 503, or nothing listening, is down; no cache, no series."""
-    import http.server
-    import threading
+    from loopback_http import serving
 
     codes = iter([200, 503])
-
-    class Health(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(next(codes))
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *_args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Health)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = "http://127.0.0.1:%d/health" % server.server_address[1]
-    try:
+    with serving(lambda _path: next(codes)) as (base, _asked):
+        url = base + "/health"
         assert wd.weight_cache_up(url) == 1 and wd.weight_cache_up(url) == 0
-    finally:
-        server.shutdown()
-        server.server_close()
     assert wd.weight_cache_up(url, timeout=1) == 0 and wd.weight_cache_up(None) is None
     state = wd.State()
     cfg = {"cluster": "k3", "rank": 0, "role": "head"}
