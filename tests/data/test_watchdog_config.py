@@ -10,8 +10,8 @@ from ansible_collections.inferops.vllm.plugins.module_utils.scripts import watch
 def test_the_role_writes_every_setting_the_script_reads():
     role = Role("vllm_watchdog", {})
     config = json.loads(role.render("{{ vllm_watchdog_wanted_settings.config_content }}"))
-    # pd: only on a P/D side, weight_cache_health only with the weight cache (below)
-    optional = {"pd", "weight_cache_health"}
+    # pd: only on a P/D side, weight_cache_url only with the weight cache (below)
+    optional = {"pd", "weight_cache_url"}
     assert set(config) == set(watchdog.CONFIG_KEYS) - optional | set(watchdog.Policy.__dataclass_fields__)
     # the policy's numbers arrive as numbers, the launch's values as the plan compiled them
     policy = {name: config[name] for name in watchdog.Policy.__dataclass_fields__}
@@ -28,7 +28,7 @@ def test_a_pd_side_also_gets_its_deployment_and_role_and_the_weight_cache_its_he
     pd = {"deployment": "k3_pd", "role": "prefill", "kv_role": "kv_producer", "connector": "NixlConnector",
           "router_connector": "nixl", "side_channel_port": 5600, "transport": "rdma"}
     launch["cluster"] = dict(launch["cluster"], pd=pd)
-    launch["weight_cache"] = {"health_url": "http://127.0.0.1:8098/health"}
+    launch["weight_cache"] = {"url": "http://127.0.0.1:8098"}
     config = json.loads(role.render("{{ vllm_watchdog_wanted_settings.config_content }}", {"vllm_launch": launch}))
     assert set(config) == set(watchdog.CONFIG_KEYS) | set(watchdog.Policy.__dataclass_fields__)
-    assert config["pd"] == pd and config["weight_cache_health"] == "http://127.0.0.1:8098/health"
+    assert config["pd"] == pd and config["weight_cache_url"] == "http://127.0.0.1:8098"

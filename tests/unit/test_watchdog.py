@@ -407,11 +407,11 @@ def test_the_roles_config_takes_numbers_as_the_script_does_and_names_a_bad_one()
     options = {wc.PREFIX + name: "/x/" + name for name in wc.TEXTS}
     options.update({wc.PREFIX + name: "7" for name in wc.NUMBERS})
     config = wc.config(launch, options)
-    assert set(config) == set(wd.CONFIG_KEYS) - {"pd", "weight_cache_health"} | set(wd.Policy.__dataclass_fields__)
+    assert set(config) == set(wd.CONFIG_KEYS) - {"pd", "weight_cache_url"} | set(wd.Policy.__dataclass_fields__)
     assert config["grace"] == 7 and config["backoff_factor"] == 7.0 and config["api_key_env"] == "VLLM_API_KEY"
     assert "pd" not in config and config["data_parallel"] == [0, 1]
-    cached = wc.config(dict(launch, weight_cache={"health_url": "http://127.0.0.1:8098/health"}), options)
-    assert cached["weight_cache_health"] == "http://127.0.0.1:8098/health"
+    cached = wc.config(dict(launch, weight_cache={"url": "http://127.0.0.1:8098"}), options)
+    assert cached["weight_cache_url"] == "http://127.0.0.1:8098"
     for bad in ("soon", True, None):
         with pytest.raises(wc.WatchdogConfigError, match="vllm_watchdog_grace=.* is not a number: set it"):
             wc.config(launch, dict(options, vllm_watchdog_grace=bad))
@@ -424,9 +424,8 @@ def test_the_weight_cache_daemon_is_read_and_never_restarted():
     from loopback_http import serving
 
     codes = iter([200, 503])
-    with serving(lambda _path: next(codes)) as (base, _asked):
-        url = base + "/health"
-        assert wd.weight_cache_up(url) == 1 and wd.weight_cache_up(url) == 0
+    with serving(lambda _path: next(codes)) as (url, asked):
+        assert wd.weight_cache_up(url) == 1 and wd.weight_cache_up(url) == 0 and asked == ["/health"] * 2
     assert wd.weight_cache_up(url, timeout=1) == 0 and wd.weight_cache_up(None) is None
     state = wd.State()
     cfg = {"cluster": "k3", "rank": 0, "role": "head"}

@@ -32,7 +32,9 @@ def test_the_daemon_takes_the_engines_own_arguments(strategy):
         assert launch["sources"]["load-format"] == "vllm_weight_cache"
         argv = cache["argv"]
         assert argv[:2] == ["--model", args["model"]]
-        own = weight_cache.own_flags({"vllm_weight_cache_master_port": 29600}, 8098)
+        own = ["--weight-cache-socket-dir", "/run/vllm-weight-cache", "--weight-cache-master-port", "29600",
+               "--weight-cache-draft-master-port", "29601", "--weight-cache-health-port", "8098",
+               "--weight-cache-health-host", "127.0.0.1"]
         assert argv[-len(own):] == own
         taken = [f for f in args if f not in weight_cache.NOT_FOR_DAEMON and "--" + f in SURFACE.preload_options]
         # every flag vllm preload parses, in the engine's order, and nothing else
@@ -43,7 +45,7 @@ def test_the_daemon_takes_the_engines_own_arguments(strategy):
         # the node's own place in the layout reaches its daemon
         for node_flag in ("node-rank", "data-parallel-start-rank"):
             assert (node_flag in flags) == (node_flag in args)
-        assert cache["health_url"] == "http://127.0.0.1:8098/health"
+        assert cache["url"] == "http://127.0.0.1:8098"
         assert launch["container"]["pid_mode"] == "host"
         assert "/run/inferops-vllm/weight-cache:/run/vllm-weight-cache" in launch["container"]["volumes"]
         assert ("--pid", "host") in render.docker_options(launch)

@@ -123,12 +123,12 @@ class Node:
     interface: Optional[str]
     hcas: Tuple[str, ...]
     port: int
+    weight_cache_health_port: int    # vllm_weight_cache_health_port: the weight-cache daemon's /health on this node
     args: Mapping[str, Any]
     env: Mapping[str, Any]
     domain: Optional[str] = None     # vllm_nvlink_domain: the NVL72 rack (IMEX domain) of this host
     # the host-stack roles' tunables this host sets (host_stack.ROLE_SETTINGS), for the launch's host_stack
     role_settings: Mapping[str, Any] = field(default_factory=dict)
-    weight_cache_health_port: int = 8098   # vllm_weight_cache_health_port: the daemon's /health on this node
 
 
 @dataclass(frozen=True)
@@ -202,6 +202,12 @@ def _int(variable: str, value: Any, where: str, minimum: int = 1) -> int:
         _fail(variable, value, where, "must be a whole number >= %d" % minimum,
               "set a whole number >= %d, e.g. %d" % (minimum, minimum))
     return int(value)
+
+
+def _host_int(hvars: Mapping[str, Any], variable: str, where: str) -> int:
+    """A whole number a host may set for itself (HOST_VARS), else the cluster default."""
+    value = hvars.get(variable)
+    return _int(variable, CLUSTER_DEFAULTS[variable] if value is None else value, where)
 
 
 def _choice(variable: str, value: Any, where: str, choices: Sequence[str]) -> str:
@@ -577,16 +583,12 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]],
             # a P/D side's nodes are reached by the other side: its side channel listens on the control address
             host=host, rank=rank, address=_address(host, hvars, len(ordered) > 1 or settings["vllm_pd_role"] is not None),
             interface=hvars.get("vllm_control_interface"), hcas=tuple(str(h) for h in hcas),
-            port=_int("vllm_port", CLUSTER_DEFAULTS["vllm_port"] if hvars.get("vllm_port") is None
-                      else hvars["vllm_port"], hwhere),
+            port=_host_int(hvars, "vllm_port", hwhere),
+            weight_cache_health_port=_host_int(hvars, "vllm_weight_cache_health_port", hwhere),
             args=_mapping("vllm_args", hvars.get("vllm_args"), hwhere),
             env=_mapping("vllm_env", hvars.get("vllm_env"), hwhere),
             domain=hvars.get("vllm_nvlink_domain") or None,
-            role_settings={k: hvars[k] for k in host_stack.ROLE_SETTINGS if hvars.get(k) is not None},
-            weight_cache_health_port=_int("vllm_weight_cache_health_port",
-                                          CLUSTER_DEFAULTS["vllm_weight_cache_health_port"]
-                                          if hvars.get("vllm_weight_cache_health_port") is None
-                                          else hvars["vllm_weight_cache_health_port"], hwhere)))
+            role_settings={k: hvars[k] for k in host_stack.ROLE_SETTINGS if hvars.get(k) is not None}))
     secrets = {env: var for env, var in SECRET_ENV.items() if members[0][1].get(var)}
     warnings = _warnings(name, profile_name, profile, acc, layout, fabric, nodes, gpus, settings, repo)
     return Cluster(name=name, nodes=tuple(nodes), accelerator=acc, gpus_per_node=gpus, fabric=fabric, layout=layout,

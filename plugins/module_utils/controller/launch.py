@@ -415,9 +415,9 @@ def _weight_cache(cluster: Cluster, node: Node, args: Mapping[str, Any]) -> Opti
     s = cluster.settings
     if not s["vllm_weight_cache"]:
         return None
-    argv = ["--model", str(args["model"])] + flag_argv(cluster, weight_cache.daemon_args(
-        args, cluster.surface.preload_options)) + weight_cache.own_flags(s, node.weight_cache_health_port)
-    return weight_cache.entry(s, argv, node.weight_cache_health_port)
+    engine_argv = ["--model", str(args["model"])] + flag_argv(cluster, weight_cache.daemon_args(
+        args, cluster.surface.preload_options))
+    return weight_cache.entry(s, engine_argv, node.weight_cache_health_port)
 
 
 def _check_same_engine(cluster: Cluster,

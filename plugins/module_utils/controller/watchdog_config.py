@@ -50,8 +50,8 @@ def config(launch: Mapping[str, Any], options: Mapping[str, Any]) -> Dict[str, A
         "records": {"image": options[PREFIX + "image_record"], "model": options[PREFIX + "model_record"]},
     }
     cache = launch.get("weight_cache")
-    if cache:   # vllm_weight_cache: the daemon's /health on this node, written as a series
-        out["weight_cache_health"] = cache["health_url"]
+    if cache:   # vllm_weight_cache: the daemon on this node, whose /health is written as a series
+        out["weight_cache_url"] = cache["url"]
     out.update({name: _number(options, name) for name in NUMBERS})
     if cluster.get("pd") is not None:
         out["pd"] = cluster["pd"]

@@ -71,24 +71,18 @@ def daemon_args(args: Mapping[str, Any], preload_options: Any) -> Dict[str, Any]
             if flag not in NOT_FOR_DAEMON and "--" + flag in preload_options}
 
 
-def own_flags(settings: Mapping[str, Any], health: int) -> List[str]:
-    """The daemon's own flags: the socket directory, its rendezvous ports (the same on every node; a draft model's
-    daemons take the next port, said here so the fleet check counts it), and its /health (the node's
-    vllm_weight_cache_health_port) on the node only."""
-    master = int(settings["vllm_weight_cache_master_port"])
-    return ["--weight-cache-socket-dir", SOCKETS,
-            "--weight-cache-master-port", str(master),
-            "--weight-cache-draft-master-port", str(master + 1),
-            "--weight-cache-health-port", str(int(health)),
-            "--weight-cache-health-host", HEALTH_HOST]
-
-
-def entry(settings: Mapping[str, Any], argv: List[str], health: int) -> Dict[str, Any]:
-    """The launch's `weight_cache`: the daemon's argv (after `vllm preload`), the sockets' host directory and where
-    both containers mount it, and its ports."""
+def entry(settings: Mapping[str, Any], engine_argv: List[str], health: int) -> Dict[str, Any]:
+    """The launch's `weight_cache`: the daemon's argv (after `vllm preload`: the engine's part, then its own flags:
+    the socket directory, its rendezvous ports, the same on every node, a draft model's daemons on the next one, and
+    its /health on the node only), the sockets' host directory and where both containers mount it, its ports and
+    its base URL."""
     master = int(settings["vllm_weight_cache_master_port"])
     health = int(health)
-    url = "http://%s:%d" % (HEALTH_HOST, health)
+    argv = engine_argv + ["--weight-cache-socket-dir", SOCKETS,
+                          "--weight-cache-master-port", str(master),
+                          "--weight-cache-draft-master-port", str(master + 1),
+                          "--weight-cache-health-port", str(health),
+                          "--weight-cache-health-host", HEALTH_HOST]
     return {"argv": argv, "dir": settings["vllm_weight_cache_dir"], "mount": SOCKETS,
             "master_port": master, "draft_master_port": master + 1, "health_port": health,
-            "url": url, "health_url": url + "/health"}
+            "url": "http://%s:%d" % (HEALTH_HOST, health)}

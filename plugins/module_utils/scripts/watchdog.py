@@ -39,7 +39,7 @@ KEEP_RESTARTS = 10
 # What the config file holds (the vllm_watchdog role writes it), besides the Policy fields.
 CONFIG_KEYS = ("cluster", "rank", "role", "endpoint", "model", "data_parallel", "container", "docker", "env_file",
                "api_key_env", "probe_timeout", "max_tokens", "status_file", "prom_file", "records", "pd",
-               "weight_cache_health")
+               "weight_cache_url")
 Runner = Callable[[List[str]], Tuple[int, str, str]]
 # Reads a command's output lines, bounded (startup_log.read_lines): the container's log for its startup.
 LogReader = Callable[[List[str], int, float, str], Tuple[List[str], str]]
@@ -299,15 +299,12 @@ def _label(value: Any) -> str:
 
 
 def weight_cache_up(url: Optional[str], timeout: float = 3.0) -> Optional[int]:
-    """1 when the weight-cache daemon's /health answers 200, 0 otherwise, None without the cache. It is never
-    restarted here: beside a running vLLM it would load a second copy of the weights (the next converge starts it)."""
+    """1 when the weight-cache daemon at `url` answers its /health (health.probe without a model name), 0 otherwise,
+    None without the cache. It is never restarted here: beside a running vLLM it would load a second copy of the
+    weights (the next converge starts it)."""
     if not url:
         return None
-    try:
-        status, _body = health.request(url, None, None, timeout)
-    except (urllib.error.URLError, socket.timeout, OSError, ValueError):
-        return 0
-    return int(status == 200)
+    return int(health.probe(url, None, timeout=timeout)["ready"])
 
 
 def render_prom(state: State, cfg: Dict[str, Any], weight_cache: Optional[int] = None) -> str:
@@ -473,7 +470,7 @@ def run_once(cfg: Dict[str, Any], runner: Runner = run_command, clock: Callable[
     now = clock()
     write_atomic(cfg["status_file"], json.dumps(status_document(decision.state, decision, cfg, now), indent=2) + "\n")
     if cfg.get("prom_file"):
-        write_atomic(cfg["prom_file"], render_prom(decision.state, cfg, weight_cache_up(cfg.get("weight_cache_health"))))
+        write_atomic(cfg["prom_file"], render_prom(decision.state, cfg, weight_cache_up(cfg.get("weight_cache_url"))))
     return decision
 
 
