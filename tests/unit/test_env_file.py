@@ -9,6 +9,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.role_sett
     RoleSettingsError, secret_problems, serve_env_file)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.boundary import CONTROL
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.plain_input import ENV_NAME
+from ansible_collections.inferops.vllm.plugins.module_utils.node import node_state
 from clusters import compile_
 
 
@@ -17,12 +18,13 @@ from clusters import compile_
      "SPACE_INSIDE": "a b", "DOLLAR": "$(id)", "UNICODE": "caf\u00e9"},
 ])
 def test_env_file_reads_back_exactly(tmp_path, env):
-    launch = compile_(vllm_env=env, vllm_api_key=True)["n1"]
+    # names neither vLLM nor a known library reads are sensitive (passthrough): named, they pass
+    launch = compile_(vllm_env=env, vllm_api_key=True, vllm_allow_sensitive=sorted(env))["n1"]
     text = serve_env_file(launch, {"VLLM_API_KEY": "the-key"})
     path = tmp_path / "vllm.env"
     path.write_text(text, encoding="utf-8")
     parsed = parse_env_file(str(path))
-    assert parsed == dict(launch["env"], VLLM_API_KEY="the-key")
+    assert parsed == dict(launch["env"], VLLM_API_KEY="the-key") == dict(node_state.parse_env_file(text))
     for name, value in env.items():
         assert parsed[name] == value
 

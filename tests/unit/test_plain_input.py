@@ -79,9 +79,9 @@ def test_credential_flags_derived_from_the_surface():
 
 @pytest.mark.parametrize("value", ["hf_abcdefghijklmnopqrstuvwx", "sk-proj-abcdefghijklmnopqrstuvwx"])
 def test_token_looking_values_warn(value):
-    out = compile_(vllm_env={"MY_SETTING": value})
+    out = compile_(vllm_env={"NCCL_SETTING": value})
     warnings = out["n0"]["cluster"]["warnings"]
-    assert any("vllm_env['MY_SETTING'] looks like a token" in w for w in warnings), warnings
+    assert any("vllm_env['NCCL_SETTING'] looks like a token" in w for w in warnings), warnings
     assert not any(value in w for w in warnings)
 
 

@@ -190,7 +190,7 @@ def test_a_bad_proxy_stops_site_yml_at_the_plan(tmp_path):
                             cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=120)
     out = result.stdout + result.stderr
     assert result.returncode != 0
-    assert ("inferops_proxy.http='socks5://ops:***@proxy:1080' has scheme 'socks5'"
+    assert ("inferops_proxy.http='socks5://***@proxy:1080' has scheme 'socks5'"
             in out), out[-3000:]
     assert "s3cret" not in out and "UNREACHABLE" not in out
 

@@ -20,7 +20,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
     boundary, capacity_fit, rules, vllm_surface)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import disagg, host_stack, model_source, node_layout
 from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import specs, wrong_values
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import redact, specs, wrong_values
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import PROFILES
 
 STRATEGIES = {
@@ -49,7 +49,7 @@ CLUSTER_WIDE = ("vllm_profile", "vllm_model", "vllm_served_model_name", "vllm_ve
                 "vllm_model_revision", "vllm_model_manifest_digest", "vllm_model_weight_gb", "vllm_nvlink_domain",
                 "vllm_api_open", "vllm_pd_role", "vllm_pd_deployment", "vllm_kv_connector", "vllm_kv_side_channel_port",
                 "vllm_weight_cache", "vllm_weight_cache_dir", "vllm_weight_cache_master_port",
-                "vllm_weight_cache_health_port")
+                "vllm_weight_cache_health_port", "vllm_allow_sensitive", "vllm_host_path_roots")
 CLUSTER_DEFAULTS: Mapping[str, Any] = specs.Lazy(lambda: {
     name: _COMPUTED_DEFAULTS[name] if name in _COMPUTED_DEFAULTS else
     (specs.INVENTORY_TYPES[name].default if name in specs.INVENTORY_TYPES else None) for name in CLUSTER_WIDE})
@@ -105,6 +105,9 @@ class ClusterError(ValueError):
     """Bad inventory input: names the variable, the value, where, and the fix."""
 
     def __init__(self, variable: str, value: Any, where: str, problem: str, fix: str):
+        secrets = redact.secrets_in(value)   # secrets never echoed: not the value, nor a fix quoting part of it
+        value = redact.shown(variable, value)
+        problem, fix = redact.without(problem, secrets), redact.without(fix, secrets)
         self.variable, self.value, self.where, self.problem, self.fix = variable, value, where, problem, fix
         super().__init__(one_line("%s=%r (%s): %s. Fix: %s" % (variable, value, where, problem, fix)))
 

@@ -30,7 +30,7 @@ def _line(variable: str, value: Any, where: str, problem: str, fix: str) -> str:
 
 # --- one machine under two names ---------------------------------------------------------------------
 
-def _loopback(address: str) -> bool:
+def loopback(address: str) -> bool:
     """A loopback address names each host's own machine (simulated nodes, containers), not a shared one."""
     try:
         return ipaddress.ip_address(address).is_loopback
@@ -45,11 +45,11 @@ def machine_problems(addresses: Mapping[str, Mapping[str, Any]]) -> List[str]:
     seen: Dict[str, Dict[str, List[str]]] = {}   # address -> variable -> hosts
     for host, hvars in addresses.items():
         ssh, control = hvars.get("ansible_host"), hvars.get("vllm_control_address")
-        if ssh and not _loopback(str(ssh)):
+        if ssh and not loopback(str(ssh)):
             port = hvars.get("ansible_port")
             key = str(ssh) if port in (None, "", 22, "22") else "%s port %s" % (ssh, port)   # NAT: one IP, many hosts
             seen.setdefault(key, {}).setdefault("ansible_host", []).append(host)
-        if control and not _loopback(str(control)):
+        if control and not loopback(str(control)):
             seen.setdefault(str(control), {}).setdefault("vllm_control_address", []).append(host)
     out = []
     for value, by_variable in seen.items():

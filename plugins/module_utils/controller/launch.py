@@ -13,10 +13,11 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    compile_cache, disagg, capacity_fit, host_stack, model_source, plain_input, rules, vllm_surface, weight_cache)
+    compile_cache, disagg, capacity_fit, host_stack, model_source, plain_input, rules, site_policy, vllm_surface,
+    weight_cache)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.url_host import base_url
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
-    OWNED_FLAGS, SECRET_ENV, Cluster, ClusterError, Node, shape)
+    OWNED_FLAGS, SECRET_ENV, Cluster, ClusterError, ClusterErrors, Node, shape)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import PROFILES, proposed_flags
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import layers as profile_layers
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import REMOVED_ENV, REMOVED_FLAGS
@@ -42,12 +43,13 @@ NODE_ENV = {"VLLM_HOST_IP", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NCCL_IB
 class Layers:
     """Ordered flag -> (value, source) with later layers winning; None deletes."""
 
-    def __init__(self) -> None:
+    def __init__(self, flags: bool = True) -> None:
         self.values: Dict[str, Tuple[Any, str]] = {}
+        self.flags = flags   # flag names are read as vLLM reads them; env names are kept as they are
 
     def apply(self, args: Optional[Mapping[str, Any]], source: str) -> None:
         for flag, value in (args or {}).items():
-            flag = str(flag).lstrip("-")
+            flag = flag_name(flag) if self.flags else str(flag)
             if value is None:
                 self.values.pop(flag, None)
             else:
@@ -61,6 +63,11 @@ class Layers:
         return self.values.get(flag, (None, None))[1]
 
 
+def flag_name(flag: Any) -> str:
+    """A flag as vLLM reads it: without its dashes, '_' read as '-' (vLLM's FlexibleArgumentParser)."""
+    return str(flag).lstrip("-").replace("_", "-")
+
+
 def _profile_layers(cluster: Cluster) -> List[Tuple[Mapping[str, Any], Mapping[str, Any], str]]:
     # the GPU layer is proposed only where the experts' tokens travel that way (no mega MoE across racks)
     return profile_layers(cluster.profile, cluster.profile_name, cluster.accelerator.family, cluster.layout.strategy,
@@ -70,7 +77,7 @@ def _profile_layers(cluster: Cluster) -> List[Tuple[Mapping[str, Any], Mapping[s
 def _refuse_owned(args: Mapping[str, Any], variable: str, where: str) -> None:
     for flag in args:
         value = args[flag]
-        flag = str(flag).lstrip("-")
+        flag = flag_name(flag)
         if flag in OWNED_FLAGS and not (value is None and flag in DROPPABLE_OWNED):
             owner = OWNED_FLAGS[flag]
             fix = ("set %s instead: each setting has one place" % owner if owner
@@ -85,7 +92,7 @@ def _refuse_owned(args: Mapping[str, Any], variable: str, where: str) -> None:
 
 def _engine_layers(cluster: Cluster, node: Node) -> Tuple[Layers, Layers]:
     s, where = cluster.settings, "cluster %s" % cluster.name
-    args, env = Layers(), Layers()
+    args, env = Layers(), Layers(flags=False)
     if s["vllm_compile_cache_dir"]:
         env.apply(COMPILE_CACHE_ENV, "vllm_compile_cache_dir")   # first: a profile or the inventory may move them
     for a, e, source in _profile_layers(cluster):
@@ -452,6 +459,15 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
     """{inventory host: launch} for every node of the cluster."""
     input_warnings = plain_input.check(cluster)
     compiled = {node.host: _compile_node(cluster, node) for node in cluster.nodes}
+    # the pass-throughs judged on what they compiled to, by vLLM's surface (site_policy, passthrough)
+    refused, opened = site_policy.passthrough_findings(
+        cluster.name, compiled, cluster.settings["vllm_allow_sensitive"] or (),
+        cluster.surface.env_vars, cluster.model.revision if cluster.model is not None else None)
+    if len(refused) == 1:
+        raise refused[0]
+    if refused:
+        raise ClusterErrors(refused)
+    input_warnings += opened
     _check_same_engine(cluster, compiled)
     capacity = _capacity(cluster, compiled[cluster.head.host][0])
     container = _container(cluster)

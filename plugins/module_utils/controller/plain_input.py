@@ -65,7 +65,8 @@ def env_problems(variable: str, env: Mapping[Any, Any], where: str) -> List[Clus
     for name, value in env.items():
         key = "%s[%r]" % (variable, name)
         if not isinstance(name, str) or not ENV_NAME.match(name):
-            out.append(ClusterError(key, value, where, "not an environment variable name: vllm.env is KEY=VALUE lines "
+            # the name is wrong, not the value: never shown (it may hold the credential the name was meant for)
+            out.append(ClusterError(key, "<hidden>", where, "not an environment variable name: vllm.env is KEY=VALUE lines "
                                     "and docker takes the name up to the first '='",
                                     "use letters, digits and '_', not starting with a digit ([A-Za-z_][A-Za-z0-9_]*)"))
             continue
@@ -94,7 +95,7 @@ def args_problems(variable: str, args: Mapping[Any, Any], where: str,
                   flags: Mapping[str, Optional[str]]) -> List[ClusterError]:
     out = []
     for flag in args:
-        name = str(flag).lstrip("-")
+        name = str(flag).lstrip("-").replace("_", "-")   # vLLM reads '_' as '-'
         if name in flags and args[flag] is not None:
             out.append(ClusterError("%s[%r]" % (variable, flag), "<hidden>", where,
                                     "--%s carries a credential: it would land on argv, in the review files and in "

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    cluster, compile_cache, disagg, fleet, known_vars, proxy, readiness, role_vars, rollout, specs, wrong_values)
+    cluster, compile_cache, disagg, fleet, known_vars, node_layout, proxy, readiness, redact, role_vars, rollout,
+    site_policy, specs, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     DRIVER_VARS, SECRET_ENV, ClusterError, one_line)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
@@ -21,6 +22,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.observabi
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import prometheus_server
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.plan import (
     cluster_name_of, compile_cluster, read_names)
+from ansible_collections.inferops.vllm.plugins.module_utils.node import router
 
 SECRET_VARS = frozenset(SECRET_ENV.values())
 # Needed later by other roles, not by the plan: an example inventory may leave them required.
@@ -149,6 +151,7 @@ class Plan:
         self.notes: List[str] = []
         self.owners: Dict[str, Any] = {}
         self.refused_clusters: set = set()
+        self.uses: Dict[str, List[fleet.PortUse]] = {}   # every listener of every host (fleet_lines)
 
     def host_vars(self, host: str) -> Dict[str, Any]:
         """What the plan reads of a host (plan.read_names()): nothing else is templated, and a secret only as present."""
@@ -274,7 +277,10 @@ class Plan:
                                           lambda name, host=host: setting(host, name))
             if host in launches:
                 uses[host] = fleet.launch_ports(launches[host], setting(host, "fabric_check_port")) + uses[host]
+        for host, use in self.service_ports():
+            uses.setdefault(host, []).append(use)
         lines += fleet.port_problems(uses)
+        self.uses = uses
         imex = fleet.imex_warnings(launches, lambda host: setting(host, "nvidia_driver_imex") in (True, "true", "yes"))
         # what site.yml will need, refused here rather than after drivers and runtime
         lines += readiness.image_problems(launches)
@@ -285,6 +291,28 @@ class Plan:
                                                 lambda host: read.get(host, {}).get(readiness.OPEN_API))
         notes += self.downtime_lines(routers)
         return lines + refused, imex + notes
+
+    def service_ports(self) -> List[Tuple[str, fleet.PortUse]]:
+        """The site services' listeners that the roles start on a host the plan can name: the site registry a
+        mirror group's first host runs (vllm_image_mirror_deploy), the peer-to-peer tracker on the store host."""
+        launches, out = self.outcome.launches, []
+        heads = list(launches)
+        if not heads:
+            return out
+        first = heads[0]
+        if self.setting(first, "vllm_image_mirror_deploy") is True:
+            group = self.groups.get(str(self.setting(first, "vllm_image_mirror_group"))) or []
+            if group and isinstance(self.setting(group[0], "vllm_image_mirror_port"), int):
+                out.append((group[0], fleet.PortUse(int(self.setting(group[0], "vllm_image_mirror_port")),
+                                                    "the site registry", "vllm_image_mirror_port")))
+        if any(self.setting(host, "vllm_model_p2p") is True for host in heads):
+            named = self.setting(first, "vllm_model_store_host")
+            store = named if isinstance(named, str) and "{{" not in named else \
+                (list(self.groups.get(str(self.setting(first, "vllm_model_store_group"))) or []) + heads)[0]
+            port = self.setting(store, "vllm_model_p2p_port")
+            if isinstance(port, int):
+                out.append((store, fleet.PortUse(port, "the peer-to-peer tracker", "vllm_model_p2p_port")))
+        return out
 
     def downtime_lines(self, routers: Sequence[str]) -> List[str]:
         """A note per cluster that no router of group vllm_routers fronts: an upgrade or rolling restart stops
@@ -303,6 +331,69 @@ class Plan:
         return rollout.downtime_notes([launch["cluster"] for launch in self.outcome.launches.values()],
                                       [{name: self.setting(host, name) for name in rollout.ROUTER_SETTINGS}
                                        for host in routers], accepted)
+
+    def on_controller(self, host: str) -> bool:
+        """Whether the host runs on the controller's machine (the lab's and Molecule's nodes): reached over a
+        loopback address, or by the local or docker connection."""
+        try:
+            connection = optional_value(self.reader, host, "ansible_connection")
+            address = self.outcome.read.get(host, {}).get("ansible_host") or optional_value(
+                self.reader, host, "ansible_host")
+        except Unresolved:
+            return False
+        if str(connection or "").rsplit(".", 1)[-1] in ("local", "docker"):
+            return True
+        return address is not None and fleet.loopback(str(address))
+
+    def policy_lines(self) -> List[str]:
+        """The site policy over the compiled launches and the site's listeners (site_policy)."""
+        launches = self.outcome.launches
+        lines = site_policy.text_lines(launches) + site_policy.model_lines(launches)
+        lines += site_policy.address_lines(launches, self.on_controller)
+        paths: Dict[str, List[Tuple[str, str]]] = {}
+        for host in list(launches) + [h for h in self.outcome.role_values if h not in launches]:
+            pairs = site_policy.launch_paths(launches[host]) if host in launches else []
+            named = {variable for variable, _path in pairs}
+            for variable in site_policy.PATH_VARS:
+                value = self.outcome.role_values.get(host, {}).get(variable)
+                if variable not in named and isinstance(value, str) and value:
+                    pairs.append((variable, value))
+            if host in launches and "vllm_serve_config_dir" not in dict(pairs):
+                pairs.append(("vllm_serve_config_dir", node_layout.default("config_dir")))
+            paths[host] = pairs
+
+        def roots(host: str) -> Sequence[str]:
+            value = optional_value(self.reader, host, site_policy.ROOTS_VAR)
+            return [str(r) for r in value] if isinstance(value, list) else []
+        root_problems = {}
+        for host in paths:
+            problem = site_policy.roots_problem(optional_value(self.reader, host, site_policy.ROOTS_VAR))
+            if problem:
+                root_problems.setdefault(problem, []).append(host)
+        for (problem, fix), hosts in root_problems.items():
+            lines.append(str(ClusterError(site_policy.ROOTS_VAR, None, wrong_values.shown_hosts(hosts), problem, fix)))
+        if not root_problems:
+            lines += site_policy.path_lines(paths, roots)
+        clusters = {launch["cluster"]["name"]: launch["cluster"] for launch in launches.values()}
+        lines += site_policy.reserved_lines(clusters)
+        if launches and not self.refused_clusters and set(self.groups.get("vllm_clusters") or ()) <= set(launches):
+            # every cluster compiled (no --limit): what each router serves is known before any host
+            routers = {host: {name: self.setting(host, name) for name in rollout.ROUTER_SETTINGS}
+                       for host in self.groups.get("vllm_routers") or ()}
+            lines += site_policy.router_lines(routers, list(clusters.values()), router.pd_sides, router.RouterError)
+        p2p_hosts = [host for host in launches if self.setting(host, "vllm_model_p2p") is True]
+        for host in p2p_hosts[:1]:
+            address = self.setting(host, "vllm_model_p2p_address")
+            problem = address and site_policy.address_problem(
+                address, all(self.on_controller(h) for h in launches))
+            if problem:
+                lines.append(str(ClusterError("vllm_model_p2p_address", address, "host %s" % host, problem,
+                                              "set the store host's unicast IP that every node reaches, or leave it "
+                                              "empty for its vllm_control_address")))
+        ranges = {host: [(51413, 51612, "peer-to-peer weights (aria2c)", "vllm_model_p2p")]
+                  for host in launches if self.setting(host, "vllm_model_p2p") is True}
+        lines += site_policy.port_range_lines(self.uses, ranges)
+        return lines
 
     def observability_files(self, settings_host: str) -> Dict[str, str]:
         """The observability files (targets, scrape configs, rules, dashboards), or ObservabilityError for a bad
@@ -378,6 +469,7 @@ def run(reader: Reader, hosts: Sequence[str], groups: Mapping[str, Sequence[str]
     try:
         fleet_refused, fleet_warned = plan.fleet_lines()
         out.refusals += fleet_refused
+        out.refusals += plan.policy_lines()
         out.warnings += fleet_warned + unknown_warned
         if out.launches and not out.refusals:
             out.observability = plan.observability_files(hosts[0])
@@ -386,4 +478,9 @@ def run(reader: Reader, hosts: Sequence[str], groups: Mapping[str, Sequence[str]
         out.refusals += str(exc).splitlines()
     except observability.ObservabilityError as exc:
         out.refusals.append(str(exc))
+    # secrets never echoed, whichever check made the line (redact)
+    out.refusals = list(dict.fromkeys(redact.line(line) for line in out.refusals))
+    out.warnings = [redact.line(line) for line in out.warnings]
+    for launch in out.launches.values():
+        launch["cluster"]["warnings"] = [redact.line(line) for line in launch["cluster"]["warnings"]]
     return out

@@ -10,6 +10,7 @@ The per-version data files are generated from the real vLLM
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
@@ -75,6 +76,8 @@ def value_problem(option: Dict[str, Any], value: Any) -> Optional[str]:
             if kind == "human_int_or_auto" and text.lower() == "auto":
                 continue
             return "%r is not %s" % (item, _SHOWN[kind])
+        if not math.isfinite(number) or abs(number) >= 2.0 ** 63:
+            return "%r is out of range (vLLM keeps it in a 64-bit number)" % (item,)
         for key, bound in sorted((option.get("bounds") or {}).items()):
             if number == -1 and kind == "human_int_or_auto":
                 break

@@ -466,9 +466,11 @@ def judge_repo(name: str, want: dict, found: Dict[str, dict]) -> List[str]:
 
 
 def parse_env_file(text: str) -> Dict[str, str]:
-    """KEY=VALUE lines as docker's --env-file reads them (comments and blank lines skipped)."""
+    """KEY=VALUE lines as docker_container's env_file reads them (community.docker's parse_env_file, docker's
+    rules): lines end at a newline only (or a carriage return, as Python's text files read them), never at U+2028,
+    VT, FS or NEL, which str.splitlines() would split at; comments and blank lines skipped."""
     pairs = {}
-    for line in text.splitlines():
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         key, sep, value = line.strip().partition("=")
         if sep and key and not key.startswith("#"):
             pairs[key] = value
