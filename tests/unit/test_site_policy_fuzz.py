@@ -1,8 +1,9 @@
 """Accepted means safe: whole inventories, hostile ones among them, generated and planned (plan_run, as the plan
 action runs it). For every plan that is accepted, the policy's invariants hold on the compiled output, whichever
 input produced it: every host path is safe, every port in range, every peer address reachable, every argv and env
-value one line of printable text that vllm.yaml, vllm.env and the review .sh read back exactly, no sensitive pass-through that vllm_allow_sensitive does not name, no second
-model; and a marker secret, put where secrets go wrong, appears in no line, accepted or refused.
+value one line of printable text that vllm.yaml, vllm.env and the review .sh read back exactly, no sensitive
+pass-through that vllm_allow_sensitive does not name, no second model; and a marker secret, put where secrets go
+wrong, appears in no line, accepted or refused.
 
 A fixed budget (INFEROPS_FUZZ_EXAMPLES, default 120) and a seed printed in pytest's header (INFEROPS_FUZZ_SEED
 replays a run)."""

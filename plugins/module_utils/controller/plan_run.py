@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    cluster, compile_cache, disagg, fleet, known_vars, node_layout, proxy, readiness, redact, role_vars, rollout,
-    site_policy, specs, wrong_values)
+    cluster, compile_cache, disagg, fleet, known_vars, proxy, readiness, redact, role_vars, rollout, site_policy,
+    specs, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     DRIVER_VARS, SECRET_ENV, ClusterError, one_line)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
@@ -347,33 +347,13 @@ class Plan:
 
     def policy_lines(self) -> List[str]:
         """The site policy over the compiled launches and the site's listeners (site_policy)."""
-        launches = self.outcome.launches
+        launches, role_values = self.outcome.launches, self.outcome.role_values
         lines = site_policy.text_lines(launches) + site_policy.model_lines(launches)
         lines += site_policy.address_lines(launches, self.on_controller)
-        paths: Dict[str, List[Tuple[str, str]]] = {}
-        for host in list(launches) + [h for h in self.outcome.role_values if h not in launches]:
-            pairs = site_policy.launch_paths(launches[host]) if host in launches else []
-            named = {variable for variable, _path in pairs}
-            for variable in site_policy.PATH_VARS:
-                value = self.outcome.role_values.get(host, {}).get(variable)
-                if variable not in named and isinstance(value, str) and value:
-                    pairs.append((variable, value))
-            if host in launches and "vllm_serve_config_dir" not in dict(pairs):
-                pairs.append(("vllm_serve_config_dir", node_layout.default("config_dir")))
-            paths[host] = pairs
-
-        def roots(host: str) -> Sequence[str]:
-            value = optional_value(self.reader, host, site_policy.ROOTS_VAR)
-            return [str(r) for r in value] if isinstance(value, list) else []
-        root_problems = {}
-        for host in paths:
-            problem = site_policy.roots_problem(optional_value(self.reader, host, site_policy.ROOTS_VAR))
-            if problem:
-                root_problems.setdefault(problem, []).append(host)
-        for (problem, fix), hosts in root_problems.items():
-            lines.append(str(ClusterError(site_policy.ROOTS_VAR, None, wrong_values.shown_hosts(hosts), problem, fix)))
-        if not root_problems:
-            lines += site_policy.path_lines(paths, roots)
+        roots = {host: optional_value(self.reader, host, site_policy.ROOTS_VAR)
+                 for host in set(launches) | set(role_values)}
+        lines += site_policy.roots_lines(roots) or site_policy.path_lines(
+            site_policy.site_paths(launches, role_values), lambda host: roots.get(host) or ())
         clusters = {launch["cluster"]["name"]: launch["cluster"] for launch in launches.values()}
         lines += site_policy.reserved_lines(clusters)
         if launches and not self.refused_clusters and set(self.groups.get("vllm_clusters") or ()) <= set(launches):
@@ -381,18 +361,11 @@ class Plan:
             routers = {host: {name: self.setting(host, name) for name in rollout.ROUTER_SETTINGS}
                        for host in self.groups.get("vllm_routers") or ()}
             lines += site_policy.router_lines(routers, list(clusters.values()), router.pd_sides, router.RouterError)
-        p2p_hosts = [host for host in launches if self.setting(host, "vllm_model_p2p") is True]
-        for host in p2p_hosts[:1]:
-            address = self.setting(host, "vllm_model_p2p_address")
-            problem = address and site_policy.address_problem(
-                address, all(self.on_controller(h) for h in launches))
-            if problem:
-                lines.append(str(ClusterError("vllm_model_p2p_address", address, "host %s" % host, problem,
-                                              "set the store host's unicast IP that every node reaches, or leave it "
-                                              "empty for its vllm_control_address")))
-        ranges = {host: [(51413, 51612, "peer-to-peer weights (aria2c)", "vllm_model_p2p")]
-                  for host in launches if self.setting(host, "vllm_model_p2p") is True}
-        lines += site_policy.port_range_lines(self.uses, ranges)
+        p2p = [host for host in launches if self.setting(host, "vllm_model_p2p") is True]
+        if p2p:
+            lines += site_policy.p2p_address_lines(self.setting(p2p[0], "vllm_model_p2p_address"), p2p[0],
+                                                   all(self.on_controller(h) for h in launches))
+        lines += site_policy.port_range_lines(self.uses, {host: [site_policy.P2P_PEERS] for host in p2p})
         return lines
 
     def observability_files(self, settings_host: str) -> Dict[str, str]:

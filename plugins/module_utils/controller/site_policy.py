@@ -23,8 +23,10 @@ import re
 import unicodedata
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import passthrough, redact
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import node_layout, passthrough, redact
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import ClusterError
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.wrong_values import shown_hosts
+from ansible_collections.inferops.vllm.plugins.module_utils.node import p2p
 
 Launches = Mapping[str, Mapping[str, Any]]
 
@@ -75,7 +77,8 @@ def path_problem(path: Any, roots: Sequence[str] = ()) -> Optional[Tuple[str, st
         for tree in FORBIDDEN:
             if _inside(norm, tree):
                 return ("lies in %s (%s), which the collection would mount, own or remove" % (tree, _what(tree)),
-                        "choose a directory under %s, or add a data root to %s" % (", ".join(DATA_ROOTS[:4]), ROOTS_VAR))
+                        "choose a directory under %s, or add a data root to %s"
+                        % (", ".join(DATA_ROOTS[:4]), ROOTS_VAR))
     for tree in FORBIDDEN + ("/var/lib", "/var", "/opt") + tuple(OWN_DIRS):
         if tree != norm and _inside(tree, norm):
             return ("holds %s, which the collection would then mount, own or remove" % tree,
@@ -98,7 +101,7 @@ def _what(tree: str) -> str:
 
 def roots_problem(roots: Any) -> Optional[Tuple[str, str]]:
     """vllm_host_path_roots must be absolute directories outside every forbidden tree."""
-    if roots in (None, ""):
+    if roots in (None, "", []):
         return None
     if not isinstance(roots, list):
         return ("not a list of directories", "set a list, e.g. [/lustre/hf, /nvme]")
@@ -129,6 +132,34 @@ def launch_paths(launch: Mapping[str, Any]) -> List[Tuple[str, str]]:
             out.append(("the launch's volumes", source))
             known.add(source)
     return out
+
+
+def site_paths(launches: Launches, role_values: Mapping[str, Mapping[str, Any]]) -> Dict[str, List[Tuple[str, str]]]:
+    """{host: [(variable, path)]}: what each node's launch mounts, owns or removes, the node directories a host sets
+    for the other roles, and the serve config's directory (mounted into the container) where the host runs vLLM."""
+    paths: Dict[str, List[Tuple[str, str]]] = {}
+    for host in list(launches) + [h for h in role_values if h not in launches]:
+        pairs = launch_paths(launches[host]) if host in launches else []
+        named = {variable for variable, _path in pairs}
+        for variable in PATH_VARS:
+            value = (role_values.get(host) or {}).get(variable)
+            if variable not in named and isinstance(value, str) and value:
+                pairs.append((variable, value))
+        if host in launches and "vllm_serve_config_dir" not in dict(pairs):
+            pairs.append(("vllm_serve_config_dir", node_layout.default("config_dir")))
+        paths[host] = pairs
+    return paths
+
+
+def roots_lines(roots: Mapping[str, Any]) -> List[str]:
+    """roots: {host: its vllm_host_path_roots}. One line per wrong value, naming its hosts."""
+    found: Dict[Tuple[str, str], List[str]] = {}
+    for host, value in roots.items():
+        problem = roots_problem(value)
+        if problem:
+            found.setdefault(problem, []).append(host)
+    return [str(ClusterError(ROOTS_VAR, None, shown_hosts(sorted(hosts)), problem, fix))
+            for (problem, fix), hosts in found.items()]
 
 
 def path_lines(paths: Mapping[str, Sequence[Tuple[str, str]]], roots_of: Callable[[str], Sequence[str]]) -> List[str]:
@@ -178,6 +209,11 @@ def port_range_lines(uses: Mapping[str, Sequence[Any]], ranges: Mapping[str, Seq
     return out
 
 
+# the ports aria2c listens on where vllm_model_p2p is on (node/p2p.py)
+P2P_PEERS = (int(p2p.PEER_PORTS.split("-")[0]), int(p2p.PEER_PORTS.split("-")[1]), "peer-to-peer weights (aria2c)",
+             "vllm_model_p2p")
+
+
 # --- addresses ------------------------------------------------------------------------------------------------
 
 def address_problem(address: Any, shared_machine: bool) -> Optional[str]:
@@ -193,6 +229,14 @@ def address_problem(address: Any, shared_machine: bool) -> Optional[str]:
     if parsed.is_loopback and not shared_machine:
         return "a loopback address, which only the node itself reaches (its peers are on other machines)"
     return None
+
+
+def p2p_address_lines(address: Any, host: str, shared_machine: bool) -> List[str]:
+    """vllm_model_p2p_address: the tracker's address every node must reach (empty: the store host's own)."""
+    problem = address_problem(address, shared_machine) if address else None
+    return [str(ClusterError("vllm_model_p2p_address", address, "host %s" % host, problem,
+                             "set the store host's unicast IP that every node reaches, or leave it empty for its "
+                             "vllm_control_address"))] if problem else []
 
 
 def peer_addresses(launch: Mapping[str, Any]) -> List[Tuple[str, Any]]:
@@ -260,7 +304,8 @@ def text_lines(launches: Launches) -> List[str]:
         sources = launch.get("sources") or {}
         places: List[Tuple[str, Any]] = [(_source(sources, flag, "vllm_args"), {flag: value})
                                          for flag, value in (launch.get("args") or {}).items()]
-        places += [(_source(sources, name, "vllm_env"), {name: value}) for name, value in (launch.get("env") or {}).items()]
+        places += [(_source(sources, name, "vllm_env"), {name: value})
+                   for name, value in (launch.get("env") or {}).items()]
         places.append(("the launch's container options", launch.get("container")))
         if launch.get("weight_cache"):
             places.append(("the weight cache's arguments", launch["weight_cache"].get("argv")))
@@ -284,10 +329,11 @@ def _source(sources: Mapping[str, str], name: str, fallback: str) -> str:
 
 # --- pass-throughs --------------------------------------------------------------------------------------------
 
-def passthrough_findings(name: str, compiled: Mapping[str, Tuple[Mapping[str, Any], Mapping[str, str],
-                                                                  Mapping[str, str]]],
-                         allowed: Iterable[str], known_env: Iterable[str], revision: Optional[str]
-                         ) -> Tuple[List[ClusterError], List[str]]:
+Compiled = Mapping[str, Tuple[Mapping[str, Any], Mapping[str, str], Mapping[str, str]]]
+
+
+def passthrough_findings(name: str, compiled: Compiled, allowed: Iterable[str], known_env: Iterable[str],
+                         revision: Optional[str]) -> Tuple[List[ClusterError], List[str]]:
     """compiled: {host: (args, env, sources)} of one cluster. Each flag and env name that a pass-through set,
     judged by its kind (passthrough): (refusals, warnings). A sensitive one passes only where vllm_allow_sensitive
     names it, with a warning that says what it opens."""
