@@ -199,3 +199,9 @@ def test_a_single_nodes_wildcard_address_is_refused_its_loopback_is_not():
     refused(site(hosts=1, vllm_control_address="0.0.0.0", vllm_strategy="single"), "vllm_control_address", "wildcard")
     out = site(hosts=1, vllm_control_address="127.0.0.1", vllm_strategy="single")
     assert [line for line in out.refusals if "vllm_control_address" in line] == []
+
+
+def test_a_url_with_a_login_is_refused_without_showing_it():
+    out = site(vllm_model_hf_endpoint="https://ops:%s@hub.example" % MARKER)
+    refused(out, "vllm_model_hf_endpoint", "login")
+    assert MARKER not in repr(out.refusals)

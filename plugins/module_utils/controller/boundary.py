@@ -125,6 +125,9 @@ def _url(value: Any) -> Optional[str]:
         return "holds a blank or a control character"
     if not re.match(r"\A(https?|file)://[^\s\"'\\<>`]+\Z", text):
         return "not an http://, https:// or file:// URL"
+    if "@" in text.split("://", 1)[1].split("/", 1)[0]:
+        return ("holds a login (user:password@), which would land in the review files, the nodes' files and logs; "
+                "give credentials through the secret variables (ansible-vault), never in a URL")
     return None
 
 
