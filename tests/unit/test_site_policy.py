@@ -205,3 +205,9 @@ def test_a_url_with_a_login_is_refused_without_showing_it():
     out = site(vllm_model_hf_endpoint="https://ops:%s@hub.example" % MARKER)
     refused(out, "vllm_model_hf_endpoint", "login")
     assert MARKER not in repr(out.refusals)
+
+
+@pytest.mark.parametrize("key", ["--api-key=%s" % MARKER, "api_key=%s" % MARKER, "--hf-token=%s" % MARKER])
+def test_a_key_written_with_its_value_in_a_flag_name_is_hidden(key):
+    out = site(vllm_args={key: True})
+    assert out.refusals and MARKER not in repr(out.refusals) + repr(out.warnings)

@@ -29,6 +29,10 @@ _TOKEN = re.compile(r"\b(hf_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_-]{16,})\b")
 _KEYED = re.compile(r"(\[['\"]?(?P<key>[^\]'\"]*)['\"]?\]=)(?P<value>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s(]+)")
 
 
+# a flag written with its value inside a key or a word: --api-key=s3cret, api_key=s3cret
+_INLINE = re.compile(r"((?:--)?[A-Za-z0-9_-]*(?:key|token|secret|password|passwd)=)[^\s'\"\],)]+", re.IGNORECASE)
+
+
 def credential_name(name: Any) -> bool:
     """Whether a variable, key, flag or env name says it holds a credential."""
     text = str(name)
@@ -56,7 +60,10 @@ def line(text: str) -> str:
     """A finished refusal or warning line with every secret-shaped value hidden."""
     def keyed(match: "re.Match[str]") -> str:
         return match.group(1) + repr(HIDDEN) if credential_name(match.group("key")) else match.group(0)
-    return scrub(_KEYED.sub(keyed, text))
+
+    def inline(match: "re.Match[str]") -> str:   # a key written with its value: ['--api-key=s3cret']
+        return match.group(1) + HIDDEN if credential_name(match.group(1)) else match.group(0)
+    return scrub(_INLINE.sub(inline, _KEYED.sub(keyed, text)))
 
 
 def secrets_in(value: Any) -> List[str]:
