@@ -211,3 +211,8 @@ def test_a_url_with_a_login_is_refused_without_showing_it():
 def test_a_key_written_with_its_value_in_a_flag_name_is_hidden(key):
     out = site(vllm_args={key: True})
     assert out.refusals and MARKER not in repr(out.refusals) + repr(out.warnings)
+
+
+def test_a_compile_cache_that_holds_the_state_directory_is_refused():
+    out = site(vllm_compile_cache_dir="/var/lib/inferops-vllm", vllm_model_cache_dir="/srv/hf")
+    refused(out, "vllm_compile_cache_dir", "vllm_image_state_dir")

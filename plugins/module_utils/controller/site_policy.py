@@ -52,6 +52,8 @@ PATH_VARS = ("vllm_model_cache_dir", "vllm_compile_cache_dir", "vllm_weight_cach
              "vllm_image_mirror_data_dir", "vllm_image_state_dir", "vllm_model_store_dir", "vllm_model_state_dir",
              "vllm_router_venv", "vllm_router_config_dir", "vllm_serve_config_dir", "vllm_serve_state_dir",
              "vllm_watchdog_lib_dir")
+# Of those, the collection's state (records, scripts): a mounted or removed directory may lie in one, never hold it.
+STATE_VARS = ("vllm_image_state_dir", "vllm_serve_state_dir", "vllm_model_state_dir")
 # Of those, the ones mounted into containers or removed by teardown: no two may overlap.
 DISJOINT_VARS = ("vllm_model_cache_dir", "vllm_compile_cache_dir", "vllm_weight_cache_dir", "vllm_serve_config_dir",
                  "vllm_model_store_dir")
@@ -145,8 +147,10 @@ def site_paths(launches: Launches, role_values: Mapping[str, Mapping[str, Any]])
             value = (role_values.get(host) or {}).get(variable)
             if variable not in named and isinstance(value, str) and value:
                 pairs.append((variable, value))
-        if host in launches and "vllm_serve_config_dir" not in dict(pairs):
-            pairs.append(("vllm_serve_config_dir", node_layout.default("config_dir")))
+        if host in launches:
+            for variable, layout in (("vllm_serve_config_dir", "config_dir"), ("vllm_image_state_dir", "state_dir")):
+                if variable not in dict(pairs):
+                    pairs.append((variable, node_layout.default(layout)))
         paths[host] = pairs
     return paths
 
@@ -177,6 +181,11 @@ def path_lines(paths: Mapping[str, Sequence[Tuple[str, str]]], roots_of: Callabl
         for i, (va, pa) in enumerate(mounted):
             for vb, pb in mounted[i + 1:]:
                 if _inside(pa, pb) or _inside(pb, pa):
+                    overlaps.setdefault((va, pa, vb, pb), []).append(host)
+        states = [(v, posixpath.normpath(p)) for v, p in dict(pairs).items() if v in STATE_VARS]
+        for va, pa in states:
+            for vb, pb in mounted:
+                if _inside(pa, pb):
                     overlaps.setdefault((va, pa, vb, pb), []).append(host)
     out = [_line(v, p, hosts, problem, fix) for (v, p), ((problem, fix), hosts) in found.items()]
     for (va, pa, vb, pb), hosts in overlaps.items():
