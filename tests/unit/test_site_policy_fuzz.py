@@ -96,24 +96,12 @@ def inventories(draw):
     return hostvars, extra
 
 
-def _strings(value):
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield str(k)
-            yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
-    elif value is not None:
-        yield str(value)
-
-
 def assert_safe(out, extra):
     allowed = set(extra["vllm_allow_sensitive"])
     for host, launch in out.launches.items():
         for _variable, path in site_policy.launch_paths(launch):
             assert site_policy.path_problem(path, extra["vllm_host_path_roots"]) is None, (host, path)
-        for text in _strings([launch["argv"], launch["env"], launch["container"]]):
+        for text in site_policy.strings([launch["argv"], launch["env"], launch["container"]]):
             assert site_policy.bad_char(text) is None, (host, text)
         # vllm.yaml reads back as the planned args; the review .sh splits into the planned argv
         assert yaml.safe_load(launch["config_yaml"]) == launch["args"], host

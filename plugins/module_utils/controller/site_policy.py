@@ -294,14 +294,15 @@ def bad_char(text: str) -> Optional[str]:
     return None
 
 
-def _strings(value: Any) -> Iterable[str]:
+def strings(value: Any) -> Iterable[str]:
+    """Every key and scalar of a value, as text, depth first."""
     if isinstance(value, Mapping):
         for key, item in value.items():
             yield str(key)
-            yield from _strings(item)
+            yield from strings(item)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _strings(item)
+            yield from strings(item)
     elif value is not None:
         yield str(value)
 
@@ -319,7 +320,7 @@ def text_lines(launches: Launches) -> List[str]:
         if launch.get("weight_cache"):
             places.append(("the weight cache's arguments", launch["weight_cache"].get("argv")))
         for variable, value in places:
-            for text in _strings(value):
+            for text in strings(value):
                 char = bad_char(text)
                 if char:
                     found.setdefault((variable, char), []).append(host)
