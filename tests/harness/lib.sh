@@ -524,3 +524,10 @@ harness_cleanup() {
   stop_registry
   stop_dockerd
 }
+
+# lab_left_out FILE: the day-two steps the lab's last run left out (its day-two.json's left_out), space-separated;
+# nothing when the file is missing or names none.
+lab_left_out() {
+  [[ -f $1 ]] || return 0
+  python3 -c 'import json, sys; print(" ".join(json.load(open(sys.argv[1])).get("left_out") or []))' "$1" 2>/dev/null || true
+}
