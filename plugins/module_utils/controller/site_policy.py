@@ -219,8 +219,8 @@ def port_range_lines(uses: Mapping[str, Sequence[Any]], ranges: Mapping[str, Seq
 
 
 # the ports aria2c listens on where vllm_model_p2p is on (node/p2p.py)
-P2P_PEERS = (int(p2p.PEER_PORTS.split("-")[0]), int(p2p.PEER_PORTS.split("-")[1]), "peer-to-peer weights (aria2c)",
-             "vllm_model_p2p")
+_FIRST_PEER, _SEP, _LAST_PEER = p2p.PEER_PORTS.partition("-")
+P2P_PEERS = (int(_FIRST_PEER), int(_LAST_PEER), "peer-to-peer weights (aria2c)", "vllm_model_p2p")
 
 
 # --- addresses ------------------------------------------------------------------------------------------------
