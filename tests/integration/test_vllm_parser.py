@@ -81,7 +81,7 @@ def test_flags_the_compiler_refuses_are_refused_by_vllm(vllm_api):
 
 
 def test_vllm_reads_an_underscore_in_a_flag_as_a_dash(vllm_api):
-    """Why the plan reads vllm_args' `api_key` as `--api-key` (launch.flag_name): so does vLLM's own parser, so a key
+    """Why the plan reads vllm_args' `api_key` as `--api-key` (vllm_surface.flag_name): so does vLLM's own parser, so a key
     under that spelling would reach argv (and the plan refuses it there, hidden)."""
     ns = vllm_api["parse"](["m", "--api_key", "k", "--max_num_seqs", "3"])
     assert ns.api_key == ["k"] or ns.api_key == "k"

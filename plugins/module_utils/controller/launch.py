@@ -20,7 +20,8 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster i
     OWNED_FLAGS, SECRET_ENV, Cluster, ClusterError, ClusterErrors, Node, shape)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import PROFILES, proposed_flags
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import layers as profile_layers
-from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import REMOVED_ENV, REMOVED_FLAGS
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import (
+    REMOVED_ENV, REMOVED_FLAGS, flag_name)
 
 # Compiler-owned flags that a profile proposes (moe-backend, kv-cache-dtype, max-model-len): null for
 # one of them in vllm_site_args or vllm_args drops the profile's value, as null does for any flag.
@@ -61,11 +62,6 @@ class Layers:
 
     def source(self, flag: str) -> Optional[str]:
         return self.values.get(flag, (None, None))[1]
-
-
-def flag_name(flag: Any) -> str:
-    """A flag as vLLM reads it: without its dashes, '_' read as '-' (vLLM's FlexibleArgumentParser)."""
-    return str(flag).lstrip("-").replace("_", "-")
 
 
 def _profile_layers(cluster: Cluster) -> List[Tuple[Mapping[str, Any], Mapping[str, Any], str]]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Dict, Optional
 
-OWNED, SENSITIVE, TUNABLE = "owned", "sensitive", "tunable"
+SENSITIVE, TUNABLE = "sensitive", "tunable"
 # the opt-in variable: a list of flag names (without dashes) and env names
 ALLOW = "vllm_allow_sensitive"
 
@@ -141,10 +141,8 @@ _SENSITIVE_ENV_SHAPE = re.compile(r"(PATH|DIR|FOLDER|ROOT|URL|ENDPOINT|HOST|_IP|
                                   r"SERVER|FILE|SO)\Z")
 
 
-def flag_kind(flag: str, owned: bool = False) -> str:
-    """owned, sensitive or tunable for a flag of the surface (without dashes)."""
-    if owned:
-        return OWNED
+def flag_kind(flag: str) -> str:
+    """sensitive or tunable for a flag of the surface (without dashes) that the compiler does not own."""
     if flag in SENSITIVE_FLAGS or flag in SECOND_MODEL_FLAGS or flag in PIN_FLAGS:
         return SENSITIVE
     if flag.startswith("no-"):
@@ -155,15 +153,13 @@ def flag_kind(flag: str, owned: bool = False) -> str:
 
 
 def flag_opens(flag: str) -> str:
-    base = flag[3:] if flag.startswith("no-") else flag
-    return (SENSITIVE_FLAGS.get(base) or SECOND_MODEL_FLAGS.get(base)
+    return (SENSITIVE_FLAGS.get(flag) or SECOND_MODEL_FLAGS.get(flag)
             or "takes, by its name, a path, an address, a plugin or a secret, which the compiler does not check")
 
 
-def env_kind(name: str, known: frozenset, owned: bool = False) -> str:
-    """owned, sensitive or tunable for an environment name; `known` is the pinned vLLM's own env list."""
-    if owned:
-        return OWNED
+def env_kind(name: str, known: frozenset) -> str:
+    """sensitive or tunable for an environment name the compiler does not own; `known` is the pinned vLLM's own
+    env list."""
     if name in TUNABLE_ENV:
         return TUNABLE
     if name in SENSITIVE_ENV:

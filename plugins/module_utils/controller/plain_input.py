@@ -14,6 +14,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     CLUSTER_DEFAULTS, SECRET_ENV, Cluster, ClusterError, ClusterErrors)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.wrong_values import shown_hosts
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import vllm_surface
 
 # vllm_serve writes vllm.env as KEY=VALUE lines, read by community.docker's parse_env_file (docker_container's
 # env_file): one variable per line, split at the first "=", the line stripped of blanks.
@@ -95,7 +96,7 @@ def args_problems(variable: str, args: Mapping[Any, Any], where: str,
                   flags: Mapping[str, Optional[str]]) -> List[ClusterError]:
     out = []
     for flag in args:
-        name = str(flag).lstrip("-").replace("_", "-")   # vLLM reads '_' as '-'
+        name = vllm_surface.flag_name(flag)
         if name in flags and args[flag] is not None:
             out.append(ClusterError("%s[%r]" % (variable, flag), "<hidden>", where,
                                     "--%s carries a credential: it would land on argv, in the review files and in "

@@ -454,6 +454,6 @@ def run(reader: Reader, hosts: Sequence[str], groups: Mapping[str, Sequence[str]
     # secrets never echoed, whichever check made the line (redact)
     out.refusals = list(dict.fromkeys(redact.line(line) for line in out.refusals))
     out.warnings = [redact.line(line) for line in out.warnings]
-    for launch in out.launches.values():
-        launch["cluster"]["warnings"] = [redact.line(line) for line in launch["cluster"]["warnings"]]
+    for summary in {id(launch["cluster"]): launch["cluster"] for launch in out.launches.values()}.values():
+        summary["warnings"] = [redact.line(line) for line in summary["warnings"]]
     return out

@@ -14,7 +14,6 @@ import re
 from typing import Any, List
 
 HIDDEN = "<hidden>"
-SECRET_VARS = frozenset({"vllm_api_key", "vllm_hf_token", "vllm_model_registry_password", "inferops_proxy_password"})
 # a name or key that says it holds a credential, in any spelling (api_key, --api-key, API-KEY, hf_token, MY_PASSWORD)
 _CREDENTIAL = re.compile(r"(\A|[^a-z0-9])(api[-_]?key|access[-_]?key|private[-_]?key|secret|token|password|passwd|"
                          r"credentials?|auth)([^a-z0-9]|\Z)|[^a-z0-9]key\W*\Z", re.IGNORECASE)
@@ -36,7 +35,7 @@ _INLINE = re.compile(r"((?:--)?[A-Za-z0-9_-]*(?:key|token|secret|password|passwd
 def credential_name(name: Any) -> bool:
     """Whether a variable, key, flag or env name says it holds a credential."""
     text = str(name)
-    return bool(_CREDENTIAL.search(text)) and not _NOT_CREDENTIAL.search(text) or text in SECRET_VARS
+    return bool(_CREDENTIAL.search(text)) and not _NOT_CREDENTIAL.search(text)
 
 
 def shown(variable: str, value: Any) -> Any:

@@ -23,7 +23,7 @@ import re
 import unicodedata
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import node_layout, passthrough, redact
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import node_layout, passthrough
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import ClusterError
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.wrong_values import shown_hosts
 from ansible_collections.inferops.vllm.plugins.module_utils.node import p2p
@@ -467,6 +467,4 @@ def router_lines(routers: Mapping[str, Mapping[str, Any]], clusters: Sequence[Ma
 
 
 def _line(variable: str, value: Any, hosts: Sequence[str], problem: str, fix: str) -> str:
-    where = "host %s" % hosts[0] if len(hosts) == 1 else "hosts %s" % (
-        ", ".join(hosts) if len(hosts) <= 4 else "%s and %d more" % (", ".join(hosts[:3]), len(hosts) - 3))
-    return redact.line(str(ClusterError(variable, value, where, problem, fix)))
+    return str(ClusterError(variable, value, shown_hosts(hosts), problem, fix))

@@ -34,10 +34,11 @@ REMOVED_ENV = {
                                    "(--moe-backend)",
     "VLLM_ROCM_USE_AITER_MOE_SITUV2_A8W4": "renamed in vLLM 0.31: set VLLM_ROCM_USE_AITER_MOE_SITUV2=a8w4",
 }
-# Families of variables that belong to libraries below vLLM and are passed through.
-LIBRARY_ENV_PREFIXES = ("NCCL_", "GLOO_", "NVSHMEM_", "UCX_", "RCCL_", "HSA_", "HIP_", "ROCM_", "AITER_",
-                        "TORCH_", "PYTORCH_", "OMP_", "HF_", "TRANSFORMERS_", "SAFETENSORS_", "CUDA_",
-                        "NVIDIA_", "TRITON_", "EP_", "DO_NOT_TRACK", "TOKENIZERS_", "MOONCAKE_", "LD_")
+
+
+def flag_name(flag: Any) -> str:
+    """A flag as vLLM reads it: without its dashes, '_' read as '-' (vLLM's FlexibleArgumentParser)."""
+    return str(flag).lstrip("-").replace("_", "-")
 
 
 # vLLM's human_readable_int: 1000, 1k (10^3), 1K (2^10), 25.6k
