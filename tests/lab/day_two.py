@@ -203,7 +203,10 @@ def step_upgrade(variant: str, figures: dict) -> None:
     args = ["-e", "vllm_image=" + variant, "-e", "vllm_model_revision=" + revision, "-e", "vllm_rollout_report_dir=" + REPORTS]
     cuts = {}
     with Client() as client:
-        time.sleep(20)
+        # a baseline before the upgrade: ten answers (about 10 s on the lab), or 20 s when fewer come
+        started = time.time()
+        while len(client.samples) < 10 and time.time() - started < 20:
+            time.sleep(0.5)
         begin = time.time()
         # the move's cut falls while the image's vLLM checks the launch (a container that runs for a minute)
         for where, task, after in (("drain", "vllm_rollout : Set the cluster's endpoint on each router: absent", 0),
@@ -213,7 +216,7 @@ def step_upgrade(variant: str, figures: dict) -> None:
             cuts[where] = round(seconds)
         rc, seconds, _out = play("upgrade.yml", *args, log_name="day2-upgrade.log")
         end = time.time()
-        time.sleep(5)
+        time.sleep(2)
     check(rc == 0, "upgrade.yml failed (rc=%d)" % rc)
     SERVED["revision"] = revision
     for endpoint, nodes in CLUSTERS.values():
@@ -229,7 +232,7 @@ def step_upgrade(variant: str, figures: dict) -> None:
     whole("after the interrupted upgrade was run again")
     report = json.loads((Path(REPORTS) / "rollout.json").read_text())
     check([c["outcome"] for c in report["clusters"]] == ["upgraded", "upgraded"], "rollout report: %s" % report["summary"])
-    before_figures, during = client.figures(begin - 20, begin), client.figures(begin, end)
+    before_figures, during = client.figures(started, begin), client.figures(begin, end)
     figures["upgrade"] = {"seconds": round(seconds), "interrupted_runs_s": cuts, "before": before_figures, "during": during}
     log("upgrade: %.0f s after runs cut in the drain and the move (%s); before %s; during %s"
         % (seconds, cuts, before_figures, during))
@@ -546,15 +549,21 @@ def main() -> None:
             "rerun": lambda: step_rerun(args.variant, figures), "pd": lambda: step_pd(args.variant, figures)}
     deadline = float(os.environ["INFEROPS_DEADLINE"]) if os.environ.get("INFEROPS_DEADLINE") else None
     left_out: list = []
+    took: dict = {}   # each step's wall time, for the run's stage table (scripts/test.sh)
     try:
         for step in (s for s in STEPS if s in args.only):
             if left_out or (deadline is not None
                             and time.time() + STEP_SECONDS[step] + TEARDOWN_SECONDS > deadline):
                 left_out.append(step)
                 continue
-            runs[step]()
+            began = time.monotonic()
+            try:
+                runs[step]()
+            finally:
+                took[step] = round(time.monotonic() - began)
     finally:
         figures["left_out"] = left_out
+        figures["steps_s"] = took
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     if left_out:
