@@ -29,6 +29,7 @@ VENV_OTHERS_PID=  # the background venv builds (below)
 VENVS_PID=
 BUILD_PID=     # the build stage, beside the Molecule stage (below)
 STAGE_ROWS=()  # "name|seconds" of each stage that ended, and its parts: the table CI keeps (stage_table, below)
+STAGE_PARTS=() # the running stage's waits on background jobs, and what those jobs did
 STAGE=         # the stage running now, and when it began
 STAGE_START=0
 trap 'for pid in $IMAGES_PID $IMAGES_13_PID $VENV_OTHERS_PID $VENVS_PID $BUILD_PID; do kill "$pid" 2>/dev/null; done
@@ -95,15 +96,20 @@ if wants molecule; then
   IMAGES_13_PID=$!
 fi
 # wait_for_job VAR LOG: the end of the background job whose pid VAR holds (images, venvs, build), once: VAR is
-# emptied, so a second wait and the exit trap find nothing. Its log's tail when it failed.
+# emptied, so a second wait and the exit trap find nothing. Its log's tail when it failed. The stage table gets how
+# long the stage waited, and each timed step of the job.
 wait_for_job() {
-  local pid=${!1}
+  local pid=${!1} start=$SECONDS line
   printf -v "$1" '%s' ''
   [[ -n $pid ]] || return 0
   if ! wait "$pid"; then
     tail -n 40 "$2" >&2
     die "a background job failed (log: $2)"
   fi
+  STAGE_PARTS+=("  waited for the background job $(basename "$2" .log)|$((SECONDS - start))")
+  while IFS= read -r line; do
+    [[ $line =~ ^'### '(.*[^ ])' '+([0-9]+)s' rc=' ]] && STAGE_PARTS+=("    in it: ${BASH_REMATCH[1]:0:36}|${BASH_REMATCH[2]}")
+  done < <(grep '^###' "$2" || true)
   grep '^###' "$2" >&2 || true
 }
 wait_for_images() { wait_for_job IMAGES_PID "$LOG_DIR/images.log"; }
@@ -296,20 +302,19 @@ stage_lab() {
 # run passed or failed: CI keeps only a run's last lines. A stage that failed is named so.
 stage_table() {
   local row
-  [[ -z $STAGE ]] || STAGE_ROWS+=("$STAGE (FAILED)|$((SECONDS - STAGE_START))")
+  [[ -z $STAGE ]] || STAGE_ROWS+=("$STAGE (FAILED)|$((SECONDS - STAGE_START))" "${STAGE_PARTS[@]}")
   STAGE=
   ((${#STAGE_ROWS[@]})) || return 0
   printf '\n%-44s %7s\n' "stage (docs/testing.md)" seconds >&2
   for row in "${STAGE_ROWS[@]}" "whole run|$SECONDS"; do printf '%-44s %7s\n' "${row%|*}" "${row##*|}" >&2; done
 }
 
-# stage_parts STAGE: the rows of what ran inside a stage: Molecule's scenarios, the build beside them, the lab's
-# day-two steps and those the deadline left out.
+# stage_parts STAGE: the rows of what ran inside a stage: Molecule's scenarios, the lab's day-two steps and those the
+# deadline left out.
 stage_parts() {
   case $1 in
     molecule)
       [[ ! -f $LOG_DIR/molecule-times.log ]] || while IFS= read -r row; do STAGE_ROWS+=("  $row"); done <"$LOG_DIR/molecule-times.log"
-      [[ ! -f $LOG_DIR/build.log ]] || STAGE_ROWS+=("  build, beside it|$(sed -n 's/^### stage_build *\([0-9]*\)s.*/\1/p' "$LOG_DIR/build.log")")
       ;;
     lab)
       while IFS= read -r row; do STAGE_ROWS+=("  $row"); done < <(lab_day_two_rows "$INFEROPS_CACHE/lab-reports/day-two.json")
@@ -326,10 +331,10 @@ for stage in "${ALL_STAGES[@]}"; do
     BUILD_PID=$!
     continue
   fi
-  STAGE=$stage STAGE_START=$SECONDS
+  STAGE=$stage STAGE_START=$SECONDS STAGE_PARTS=()
   timed "stage_$stage"
   if [[ $stage == molecule ]]; then wait_for_job BUILD_PID "$LOG_DIR/build.log"; fi
-  STAGE_ROWS+=("$stage|$((SECONDS - STAGE_START))")
+  STAGE_ROWS+=("$stage|$((SECONDS - STAGE_START))" "${STAGE_PARTS[@]}")
   STAGE=
   stage_parts "$stage"
 done
