@@ -108,11 +108,11 @@ wait_for_job() {
   fi
   STAGE_PARTS+=("  waited for the background job $(basename "$2" .log)|$((SECONDS - start))")
   while IFS= read -r line; do
+    echo "$line" >&2
     if [[ $line =~ ^'### '(.*[^ ])' '+([0-9]+)s' rc=' ]]; then
       STAGE_PARTS+=("    in it: ${BASH_REMATCH[1]:0:36}|${BASH_REMATCH[2]}")
     fi
   done < <(grep '^###' "$2" || true)
-  grep '^###' "$2" >&2 || true
 }
 wait_for_images() { wait_for_job IMAGES_PID "$LOG_DIR/images.log"; }
 # wait_for_venvs: the background venvs this run wants, built; their paths exported here; the Hub
