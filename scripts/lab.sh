@@ -66,32 +66,10 @@ heads_fabric_records() {
   docker exec lab-node3 cat /var/lib/inferops-vllm/fabric.json
 }
 
-# After the smoke play: where every node's vLLM listens, the weights and image records, a second run and a
-# --check --diff run that change nothing, day two, and the nodes destroyed.
-verify() {
-  local n record pair_start rerun_pid run recap fabric_records
-  # day two: an upgrade target (same vLLM, another digest) and an image whose vLLM cannot start
-  timed build_lab_variants
-  LAB_UPGRADE=$(push_image local/inferops-lab-vllm:upgrade inferops/lab-vllm:upgrade)
-  LAB_BROKEN=$(push_image local/inferops-lab-vllm:broken inferops/lab-vllm:broken)
-  # every node's vLLM got its own address, and Ansible came in over SSH as ops
-  python3 tests/lab/addresses.py
-  # the weights came through the store: every node holds the pinned commit, and the image none
-  for n in 1 2 3 4; do
-    docker exec lab-node$n cat /var/lib/inferops-vllm/model.json | grep -q "\"revision\": \"$INFEROPS_HUB_TINY_K3_REVISION\"" ||
-      die "lab-node$n's model record does not name revision $INFEROPS_HUB_TINY_K3_REVISION"
-  done
-  ! docker run --rm --entrypoint /bin/ls "$LAB_IMAGE" /models >/dev/null 2>&1 || die "the lab image still carries /models"
-  log "weights: inferops/tiny-k3@$INFEROPS_HUB_TINY_K3_REVISION on every node, none in the image"
-  # the image record carries the vLLM version that vllm_image read in the pulled image
-  record=$(docker exec lab-node1 cat /var/lib/inferops-vllm/image.json)
-  grep -q '"vllm_version": "0.32.0"' <<<"$record" || die "lab-node1's image record lacks the image's vLLM version: $record"
-  log "image record: $(tr -d '\n' <<<"$record")"
-  # every node shared its compile cache under its own key; an empty cache root on lab-node4 takes it back
-  python3 tests/lab/site_compile_cache.py
-  # a second run and a --check --diff run side by side (each waits on the nodes most of the time):
-  # neither may change anything, so neither can disturb the other
-  pair_start=$SECONDS
+# A second run and a --check --diff run side by side (each waits on the nodes most of the time): neither may change
+# anything, so neither can disturb the other. The second run keeps the deploy run's fabric records.
+second_run_and_check() {
+  local pair_start=$SECONDS rerun_pid run recap fabric_records
   fabric_records=$(heads_fabric_records)
   ansible-playbook -i inventories/lab playbooks/site.yml --skip-tags smoke >"$LOG_DIR/lab-rerun.log" 2>&1 &
   rerun_pid=$!
@@ -113,6 +91,32 @@ verify() {
   grep -c "still holds" "$LOG_DIR/lab-rerun.log" | grep -qx 2 ||
     die "the second site.yml run does not say that both clusters' fabric checks still hold (log: $LOG_DIR/lab-rerun.log)"
   log "fabric: both clusters' checks of the deploy run still hold; no collective ran again"
+}
+
+# After the smoke play: where every node's vLLM listens, the weights and image records, a second run and a
+# --check --diff run that change nothing, day two, and the nodes destroyed.
+verify() {
+  local n record
+  # day two: an upgrade target (same vLLM, another digest) and an image whose vLLM cannot start
+  timed build_lab_variants
+  LAB_UPGRADE=$(push_image local/inferops-lab-vllm:upgrade inferops/lab-vllm:upgrade)
+  LAB_BROKEN=$(push_image local/inferops-lab-vllm:broken inferops/lab-vllm:broken)
+  # every node's vLLM got its own address, and Ansible came in over SSH as ops
+  python3 tests/lab/addresses.py
+  # the weights came through the store: every node holds the pinned commit, and the image none
+  for n in 1 2 3 4; do
+    docker exec lab-node$n cat /var/lib/inferops-vllm/model.json | grep -q "\"revision\": \"$INFEROPS_HUB_TINY_K3_REVISION\"" ||
+      die "lab-node$n's model record does not name revision $INFEROPS_HUB_TINY_K3_REVISION"
+  done
+  ! docker run --rm --entrypoint /bin/ls "$LAB_IMAGE" /models >/dev/null 2>&1 || die "the lab image still carries /models"
+  log "weights: inferops/tiny-k3@$INFEROPS_HUB_TINY_K3_REVISION on every node, none in the image"
+  # the image record carries the vLLM version that vllm_image read in the pulled image
+  record=$(docker exec lab-node1 cat /var/lib/inferops-vllm/image.json)
+  grep -q '"vllm_version": "0.32.0"' <<<"$record" || die "lab-node1's image record lacks the image's vLLM version: $record"
+  log "image record: $(tr -d '\n' <<<"$record")"
+  # every node shared its compile cache under its own key; an empty cache root on lab-node4 takes it back
+  python3 tests/lab/site_compile_cache.py
+  timed second_run_and_check
   # day two (tests/lab/day_two.py): a rolling upgrade under load, cut in the drain and in the move
   # and run again; an upgrade that rolls back (and its digest then refused); a rolling restart; a
   # restarted TP follower node, then a killed DP follower, healed by the watchdogs with the

@@ -269,8 +269,34 @@ stage_molecule() {
   ((failed == 0)) || die "a Molecule scenario failed (its whole log is above)"
 }
 
-# molecule_logged SCENARIO: `molecule test`, its output in $LOG_DIR/molecule-SCENARIO.log.
-molecule_logged() { molecule test -s "$1" >"$LOG_DIR/molecule-$1.log" 2>&1; }
+# molecule_logged SCENARIO: `molecule test`, its output in $LOG_DIR/molecule-SCENARIO.log and the seconds of each of
+# its actions (create, converge, side_effect...) in $LOG_DIR/molecule-SCENARIO.actions.
+molecule_logged() {
+  rm -f "$LOG_DIR/molecule-$1.actions"
+  molecule test -s "$1" 2>&1 | molecule_actions "$LOG_DIR/molecule-$1.actions" >"$LOG_DIR/molecule-$1.log"
+}
+
+# molecule_actions FILE: copies Molecule's output and writes "action|seconds" to FILE for each action that Molecule
+# says it is "Executing" (up to the next one, or the end): Molecule prints no times of its own.
+molecule_actions() {
+  local line action='' began=0
+  while IFS= read -r line; do
+    printf '%s\n' "$line"
+    if [[ $line =~ \[[^\ ]+\ \>\ ([a-z_]+)\]\ Executing$ ]]; then
+      [[ -z $action ]] || echo "$action|$((SECONDS - began))" >>"$1"
+      action=${BASH_REMATCH[1]} began=$SECONDS
+    fi
+  done
+  [[ -z $action ]] || echo "$action|$((SECONDS - began))" >>"$1"
+}
+
+# molecule_rows NAME SECONDS SCENARIO: the scenario's row and its actions' rows in molecule-times.log, in one write, so
+# that the other lane's rows do not fall between them.
+molecule_rows() {
+  local rows="molecule $1|$2"
+  [[ ! -s $LOG_DIR/molecule-$3.actions ]] || rows+=$'\n'$(sed 's/^/  /' "$LOG_DIR/molecule-$3.actions")
+  printf '%s\n' "$rows" >>"$LOG_DIR/molecule-times.log"
+}
 
 # molecule_lane SCENARIO...: each in turn (timed, its seconds in molecule-times.log for the stage table), its log
 # printed whole when it fails (then the lane stops).
@@ -279,12 +305,12 @@ molecule_lane() {
   for s in "$@"; do
     start=$SECONDS
     if ! timed molecule_logged "$s"; then
-      echo "molecule $s (failed)|$((SECONDS - start))" >>"$LOG_DIR/molecule-times.log"
+      molecule_rows "$s (failed)" "$((SECONDS - start))" "$s"
       cat "$LOG_DIR/molecule-$s.log" >&2
       printf 'ERROR: molecule scenario %s failed (log: %s)\n' "$s" "$LOG_DIR/molecule-$s.log" >&2
       return 1
     fi
-    echo "molecule $s|$((SECONDS - start))" >>"$LOG_DIR/molecule-times.log"
+    molecule_rows "$s" "$((SECONDS - start))" "$s"
     grep -A20 '^PLAY RECAP' "$LOG_DIR/molecule-$s.log" | tail -n 20 >&2 || true
   done
 }
@@ -297,7 +323,8 @@ stage_lab() {
   timed wait_for_venvs
   timed wait_for_images
   timed wait_for_job VENV_OTHERS_PID "$LOG_DIR/venv-others.log"
-  INFEROPS_LAB_REPORTS=$INFEROPS_CACHE/lab-reports bash scripts/lab.sh test
+  rm -f "$LOG_DIR/lab-times.log"
+  INFEROPS_TIMES_FILE=$LOG_DIR/lab-times.log INFEROPS_LAB_REPORTS=$INFEROPS_CACHE/lab-reports bash scripts/lab.sh test
 }
 
 # stage_table: how long each stage took (and the parts that ran beside it or within it), printed last whether the
@@ -311,14 +338,20 @@ stage_table() {
   for row in "${STAGE_ROWS[@]}" "whole run|$SECONDS"; do printf '%-44s %7s\n' "${row%|*}" "${row##*|}" >&2; done
 }
 
-# stage_parts STAGE: the rows of what ran inside a stage: Molecule's scenarios, the lab's day-two steps and those the
-# deadline left out.
+# stage_parts STAGE: the rows of what ran inside a stage: Molecule's scenarios and their actions; the lab's timed steps
+# of 2 s or more (the playbooks' paths shortened), its day-two steps and those the deadline left out.
 stage_parts() {
+  local row label
   case $1 in
     molecule)
       [[ ! -f $LOG_DIR/molecule-times.log ]] || while IFS= read -r row; do STAGE_ROWS+=("  $row"); done <"$LOG_DIR/molecule-times.log"
       ;;
     lab)
+      [[ ! -f $LOG_DIR/lab-times.log ]] || while IFS= read -r row; do
+        row=${row#ansible-playbook -i inventories/lab playbooks/} row=${row#python3 tests/lab/}
+        label=${row%|*} label=${label%% --variant *}
+        ((${row##*|} < 2)) || STAGE_ROWS+=("  ${label:0:40}|${row##*|}")
+      done <"$LOG_DIR/lab-times.log"
       while IFS= read -r row; do STAGE_ROWS+=("  $row"); done < <(lab_day_two_rows "$INFEROPS_CACHE/lab-reports/day-two.json")
       ;;
   esac

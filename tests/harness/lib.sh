@@ -34,12 +34,14 @@ mkdir -p "$INFEROPS_CACHE" "$LOG_DIR"
 log() { printf '\n=== %s  %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
 
-# Time a step and print its wall time, so slow steps show up in CI logs.
+# Time a step and print its wall time, so slow steps show up in CI logs; with INFEROPS_TIMES_FILE set, also
+# "step|seconds" there (scripts/test.sh's stage table reads the lab's).
 timed() {
   local start=$SECONDS
   "$@"
   local rc=$?
   printf '### %-40s %4ss rc=%s\n' "$*" "$((SECONDS - start))" "$rc" >&2
+  [[ -z ${INFEROPS_TIMES_FILE:-} ]] || printf '%s|%s\n' "$*" "$((SECONDS - start))" >>"$INFEROPS_TIMES_FILE"
   return "$rc"
 }
 
