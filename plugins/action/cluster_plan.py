@@ -60,11 +60,13 @@ class ActionModule(ActionBase):
         if out.refusals:
             return self._refuse(result, out.refusals)
         try:
-            changed = plan_output.write(args["output_dir"], out.launches, out.observability, self._task.check_mode)
+            changed = plan_output.write(args["output_dir"], out.launches, out.observability, self._task.check_mode,
+                                        out.flows)
             folder = plan_output.stash(out.launches, C.DEFAULT_LOCAL_TMP)
         except boundary.BoundaryError as exc:
             return dict(result, failed=True, msg="inferops.vllm launch plan: %s" % exc)
-        shown = plan_output.show_lines(out.launches, out.read, out.role_values, args["output_dir"]) if args["show"] else []
+        shown = plan_output.show_lines(out.launches, out.read, out.role_values, args["output_dir"],
+                                       out.flows) if args["show"] else []
         warnings = out.warnings
         if shown:   # the plan prints each cluster's warnings with the cluster, not twice; it is this task's output
             with_clusters = {w for launch in out.launches.values() for w in launch["cluster"]["warnings"]}

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Sequence
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary, plan_view, specs
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary, flows, plan_view, specs
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import inputs as observability
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_run_command
 
@@ -49,18 +49,25 @@ def write_review(output_dir: str, launches: Mapping[str, Mapping[str, Any]], che
 
 
 def write(output_dir: str, launches: Mapping[str, Mapping[str, Any]], observability_files: Mapping[str, str],
-          check: bool) -> int:
-    """The review files and the observability files under output_dir ('' writes none): how many changed."""
+          check: bool, flow_table: Sequence[flows.Flow] = ()) -> int:
+    """The review files, the flow table (flows.md, flows.json) and the observability files under output_dir ('' writes
+    none): how many changed."""
     if not output_dir:
         return 0
     changed = write_review(output_dir, launches, check)
+    if flow_table:
+        if not check:
+            os.makedirs(output_dir, mode=0o755, exist_ok=True)
+        changed += _write(boundary.inside(output_dir, "flows.md"), flows.to_markdown(flow_table), 0o644, check)
+        changed += _write(boundary.inside(output_dir, "flows.json"), flows.to_json(flow_table), 0o644, check)
     if observability_files:
         changed += len(observability.write(os.path.join(output_dir, "observability"), observability_files, check))
     return changed
 
 
 def show_lines(launches: Mapping[str, Mapping[str, Any]], read: Mapping[str, Mapping[str, Any]],
-               role_values: Mapping[str, Mapping[str, Any]], output_dir: str) -> List[str]:
+               role_values: Mapping[str, Mapping[str, Any]], output_dir: str,
+               flow_table: Sequence[flows.Flow] = ()) -> List[str]:
     """The plan as people read it (plan_view), with the driver each node gets: its nvidia_driver_branch or
     rocm_version, else the role's default."""
     drivers: Dict[str, Any] = {}
@@ -71,7 +78,7 @@ def show_lines(launches: Mapping[str, Mapping[str, Any]], read: Mapping[str, Map
                 specs.role_default("nvidia_driver", "nvidia_driver_branch")
         elif vendor == "amd":
             drivers[host] = role_values.get(host, {}).get("rocm_version") or specs.role_default("rocm", "rocm_version")
-    return plan_view.plan_lines(launches, drivers, output_dir)
+    return plan_view.plan_lines(launches, drivers, output_dir, flows.summary_lines(flow_table))
 
 
 def stash(launches: Mapping[str, Any], tmp_root: str) -> str:

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    cluster, compile_cache, disagg, fleet, known_vars, proxy, readiness, redact, role_vars, rollout, site_policy,
-    specs, wrong_values)
+    cluster, compile_cache, disagg, fleet, flows, known_vars, proxy, readiness, redact, role_vars, rollout,
+    site_policy, specs, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     DRIVER_VARS, SECRET_ENV, ClusterError, one_line)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
@@ -63,6 +63,7 @@ class Outcome:
     warnings: List[str] = field(default_factory=list)
     launches: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     observability: Dict[str, str] = field(default_factory=dict)
+    flows: List[flows.Flow] = field(default_factory=list)                 # every listener and who reaches it
     read: Dict[str, Dict[str, Any]] = field(default_factory=dict)          # what the plan read, per host
     role_values: Dict[str, Dict[str, Any]] = field(default_factory=dict)   # the role variables hosts set
 
@@ -368,6 +369,53 @@ class Plan:
         lines += site_policy.port_range_lines(self.uses, {host: [site_policy.P2P_PEERS] for host in p2p})
         return lines
 
+    def router_fronts(self, host: str, clusters: Mapping[str, Mapping[str, Any]]) -> List[str]:
+        """The clusters whose API a router host reaches: those its explicit workers name, else vllm_router_clusters
+        (or every cluster)."""
+        explicit = self.setting(host, "vllm_router_workers") or []
+        if explicit:
+            wanted = {str(url).rstrip("/") for url in explicit}
+            return [name for name, summary in clusters.items() if str(summary.get("endpoint")).rstrip("/") in wanted]
+        return [str(name) for name in self.setting(host, "vllm_router_clusters") or clusters]
+
+    def flow_table(self) -> List[flows.Flow]:
+        """Every listener the plan knows (fleet_lines' uses), SSH and the peer-to-peer range, with who reaches it."""
+        launches, read = self.outcome.launches, self.outcome.read
+        clusters = {launch["cluster"]["name"]: launch["cluster"] for launch in launches.values()}
+
+        def own_address(host: str) -> Any:
+            values = read.get(host) or {}
+            return values.get("vllm_control_address") or values.get("ansible_host") or \
+                optional_value(self.reader, host, "vllm_control_address") or optional_value(self.reader, host, "ansible_host")
+
+        def binds(host: str, use: fleet.PortUse) -> Optional[str]:
+            launch = launches.get(host) or {}
+            address = {"vllm_port": (launch.get("args") or {}).get("host"),
+                       "vllm_kv_side_channel_port": (launch.get("env") or {}).get("VLLM_NIXL_SIDE_CHANNEL_HOST"),
+                       "vllm_router_port": self.setting(host, "vllm_router_host"),
+                       "vllm_router_prometheus_port": self.setting(host, "vllm_router_prometheus_host")
+                       or self.setting(host, "vllm_router_host"),
+                       "vllm_prometheus_port": self.setting(host, "vllm_prometheus_listen_address") or own_address(host),
+                       }.get(use.variable)
+            if use.variable.startswith("vllm_exporters_"):
+                address = self.setting(host, "vllm_exporters_listen_address") or own_address(host)
+            return None if str(address or "") in ("", "0.0.0.0", "::", "[::]") else str(address)
+
+        def ssh_port(host: str) -> Optional[int]:
+            if str(optional_value(self.reader, host, "ansible_connection") or "ssh").rsplit(".", 1)[-1] != "ssh":
+                return None
+            port = optional_value(self.reader, host, "ansible_port")
+            return int(port) if isinstance(port, int) or str(port or "").isdigit() else 22
+        hosts = list(self.uses)
+        return flows.compile_flows(flows.Site(
+            uses=self.uses, launches=launches,
+            routers={host: self.router_fronts(host, clusters) for host in self.groups.get("vllm_routers") or ()},
+            prometheus=list(self.groups.get("vllm_prometheus") or ()),
+            p2p=[host for host in launches if self.setting(host, "vllm_model_p2p") is True],
+            p2p_range=site_policy.P2P_PEERS,
+            ssh_ports={host: port for host, port in ((h, ssh_port(h)) for h in hosts) if port is not None},
+            binds=binds))
+
     def observability_files(self, settings_host: str) -> Dict[str, str]:
         """The observability files (targets, scrape configs, rules, dashboards), or ObservabilityError for a bad
         vllm_observability_* / vllm_exporters_* value: checked on every plan, written with output_dir."""
@@ -447,6 +495,7 @@ def run(reader: Reader, hosts: Sequence[str], groups: Mapping[str, Sequence[str]
         if out.launches and not out.refusals:
             out.observability = plan.observability_files(hosts[0])
             out.refusals += plan.prometheus_lines()
+            out.flows = plan.flow_table()
     except ClusterError as exc:
         out.refusals += str(exc).splitlines()
     except observability.ObservabilityError as exc:

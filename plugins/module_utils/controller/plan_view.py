@@ -34,9 +34,10 @@ INVENTORY_SOURCES = ("vllm_args", "vllm_env") + tuple(v for v in OWNED_FLAGS.val
 
 
 def plan_lines(launches: Mapping[str, Mapping[str, Any]], drivers: Optional[Mapping[str, Any]] = None,
-               output_dir: str = "") -> List[str]:
+               output_dir: str = "", site_lines: Sequence[str] = ()) -> List[str]:
     """Every cluster of `launches` ({host: launch}, as compile_cluster returns them), in the order of its first
-    host. drivers: {host: the driver it gets} (nvidia_driver_branch on NVIDIA, rocm_version on AMD)."""
+    host, then site_lines (the site's blocks: its listeners). drivers: {host: the driver it gets}
+    (nvidia_driver_branch on NVIDIA, rocm_version on AMD)."""
     clusters: Dict[str, List[Mapping[str, Any]]] = {}
     for launch in launches.values():
         clusters.setdefault(launch["cluster"]["name"], []).append(launch)
@@ -47,6 +48,7 @@ def plan_lines(launches: Mapping[str, Mapping[str, Any]], drivers: Optional[Mapp
         out += wrap("== P/D deployment %s: prefill %s; decode %s ==" % (
             name, ", ".join(h["cluster"]["name"] for h in sides["prefill"]) or "none",
             ", ".join(h["cluster"]["name"] for h in sides["decode"]) or "none"))
+    out += site_lines
     if output_dir:
         out.append("files of each node (.yaml, .json, .sh) in %s/<cluster>/" % output_dir.rstrip("/"))
     elif out:
