@@ -61,7 +61,7 @@ class ActionModule(ActionBase):
             return self._refuse(result, out.refusals)
         try:
             changed = plan_output.write(args["output_dir"], out.launches, out.observability, self._task.check_mode,
-                                        out.flows)
+                                        out.flows, out.firewall)
             folder = plan_output.stash(out.launches, C.DEFAULT_LOCAL_TMP)
         except boundary.BoundaryError as exc:
             return dict(result, failed=True, msg="inferops.vllm launch plan: %s" % exc)

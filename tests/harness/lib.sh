@@ -61,7 +61,9 @@ debian_mirror() {
 host_packages() {
   # apache2-utils: htpasswd -B for the registry that wants a login
   # aria2, opentracker: peer-to-peer weights (tests/integration/test_weights.py runs them for real)
-  local want=(docker.io docker-registry debootstrap shellcheck gnupg curl ca-certificates git apache2-utils aria2 opentracker)
+  # nftables: the compiled firewall, loaded only in namespaces tests/integration/test_firewall.py makes
+  local want=(docker.io docker-registry debootstrap shellcheck gnupg curl ca-certificates git apache2-utils aria2 opentracker
+              nftables)
   local missing=()
   for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   # Debian's python3 ships venv support in a separate package.

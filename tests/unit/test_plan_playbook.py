@@ -66,6 +66,14 @@ def test_plan_matches_golden(inventory, tmp_path):
     assert sorted(produced) == sorted(expected)
     for rel, data in produced.items():
         assert data == expected[rel], "%s differs from its golden file (UPDATE_GOLDEN=1 to accept)" % rel
+    # the flow table as people read it and each host's firewall, as text
+    texts = {p.relative_to(tmp_path): p.read_text() for p in [tmp_path / "flows.md", *tmp_path.glob("firewall/*.nft")]}
+    if os.environ.get("UPDATE_GOLDEN"):
+        for rel, text in texts.items():
+            (golden_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+            (golden_dir / rel).write_text(text)
+    kept = {p.relative_to(golden_dir): p.read_text() for p in [golden_dir / "flows.md", *golden_dir.glob("firewall/*.nft")]}
+    assert texts == kept, "flows.md or a firewall/*.nft differs from its golden file (UPDATE_GOLDEN=1 to accept)"
 
 
 def test_bad_input_fails_before_any_host_with_a_clear_message(tmp_path):

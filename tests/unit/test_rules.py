@@ -463,7 +463,8 @@ def test_reboot_choices_match_the_nvidia_driver_argument_spec():
     ("vllm_fabric", ["infiniband"], "must be a string. Fix: write a single value, e.g. nvlink"),
     ("vllm_args", "--max-num-seqs 8", "must be a mapping. Fix: write it as a YAML mapping (name: value)"),
     ("vllm_container_privileged", "false", "must be true or false. Fix: write true or false, unquoted"),
-    ("vllm_ib_hcas", "mlx5_0", "must be a list of names. Fix: write a YAML list, e.g. [mlx5_0, mlx5_1]"),
+    ("vllm_ib_hcas", "mlx5_0", "must be a list. Fix: list the names `ibv_devices` prints, e.g. [mlx5_0, mlx5_1]"),
+    ("vllm_firewall_allow", "10.0.0.0/8", "must be a list. Fix: list IP addresses or networks, e.g. [10.0.0.5, 10.8.0.0/16]"),
 ])
 def test_a_wrong_type_is_one_line_naming_host_variable_value_and_fix(var, value, allowed):
     err = refused("%s=%r (host n1): %s" % (var, value, allowed), host_overrides={"n1": {var: value}})

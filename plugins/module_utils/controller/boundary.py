@@ -105,6 +105,14 @@ def _ip(value: Any) -> Optional[str]:
         return "not an IP address"
 
 
+def _network(value: Any) -> Optional[str]:
+    try:
+        ipaddress.ip_network(str(value), strict=False)
+        return None
+    except ValueError:
+        return "not an IP address or network"
+
+
 def _endpoint(value: Any) -> Optional[str]:
     """host:port (a registry), the host an IP, a DNS name or [IPv6]."""
     text = str(value)
@@ -181,6 +189,7 @@ FORMATS: Dict[str, Format] = {f.name: f for f in (
     Format("version", _pattern(VERSION, "a package version"), "write the version as apt or dnf prints it"),
     Format("host", _host, "set an IP address or a DNS name, without a port"),
     Format("ip", _ip, "set an IP address, e.g. 10.0.0.11"),
+    Format("network", _network, "list IP addresses or networks, e.g. [10.0.0.5, 10.8.0.0/16]"),
     Format("endpoint", _endpoint, "set host:port, e.g. 10.0.0.5:5000"),
     Format("url", _url, "set a whole URL, e.g. https://example.com/repo"),
     Format("port", _port, "set a port from 1 to 65535"),
@@ -212,6 +221,7 @@ _BY_FORMAT: Dict[str, Tuple[str, ...]] = {
     "host": ("vllm_bind_host", "vllm_router_host", "vllm_router_prometheus_host", "vllm_exporters_listen_address",
              "vllm_prometheus_listen_address", "vllm_model_store_host", "vllm_exporters_dcgm_remote_hostengine"),
     "ip": ("vllm_control_address", "vllm_model_p2p_address"),
+    "network": ("vllm_firewall_allow",),
     "endpoint": ("vllm_model_registry", "vllm_image_mirror"),
     "url": ("container_runtime_docker_repo_url", "container_runtime_toolkit_repo_url",
             "container_runtime_toolkit_key_url", "nvidia_driver_repo_url", "nvidia_driver_keyring_url",

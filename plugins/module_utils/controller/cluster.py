@@ -56,7 +56,8 @@ CLUSTER_DEFAULTS: Mapping[str, Any] = specs.Lazy(lambda: {
 # Variables that may differ between hosts. vllm_args/vllm_env may too, but the
 # compiler then refuses any difference that shapes the engine.
 HOST_VARS = ("vllm_control_address", "vllm_control_interface", "vllm_ib_hcas", "vllm_node_rank",
-             "vllm_port", "vllm_args", "vllm_env", "vllm_nvlink_domain", "vllm_weight_cache_health_port")
+             "vllm_port", "vllm_args", "vllm_env", "vllm_nvlink_domain", "vllm_weight_cache_health_port",
+             "vllm_firewall_allow")   # the plan reads the last one for the firewall (firewall.py), checked here
 # Flags the compiler owns: layout, roles, endpoint and secrets.
 OWNED_FLAGS = {
     "model": "vllm_model", "served-model-name": "vllm_served_model_name", "host": "vllm_bind_host",
@@ -239,8 +240,13 @@ class ClusterErrors(ClusterError):
 
 def _type_problem(variable: str, value: Any) -> Optional[Tuple[str, str]]:
     """(what is allowed, the fix) when `value` does not fit the variable's kind (VAR_TYPES) or its format on
-    the boundary (boundary.VAR_FORMATS), else None."""
-    return _kind_problem(VAR_TYPES[variable], value) or boundary.problem(variable, value)
+    the boundary (boundary.VAR_FORMATS), else None. A list whose format gives its own example of a list says that
+    one (vllm_firewall_allow's addresses, not HCA names)."""
+    found = _kind_problem(VAR_TYPES[variable], value)
+    fix = boundary.format_of(variable).fix
+    if found and VAR_TYPES[variable].kind == "list" and fix.startswith("list "):
+        return "must be a list", fix
+    return found or boundary.problem(variable, value)
 
 
 def _kind_problem(spec: VarType, value: Any) -> Optional[Tuple[str, str]]:

@@ -168,9 +168,9 @@ def to_markdown(flows: Sequence[Flow]) -> str:
     for host, rows in by_host.items():
         lines += ["## %s" % host, "", "| port | protocol | listener | binds | reached by | set by |",
                   "|---|---|---|---|---|---|"]
-        lines += ["| %s | %s | %s | %s | %s | %s |" % (f.port, f.protocol, _cell(f.purpose), _cell(f.binds),
-                                                    _cell(", ".join(f.reached_by)), _cell(f.variable))
-                  for f in rows]
+        for f in rows:
+            cells = [f.port, f.protocol, f.purpose, f.binds, ", ".join(f.reached_by), f.variable]
+            lines.append("| %s |" % " | ".join(_cell(cell) for cell in cells))
         lines.append("")
     return "\n".join(lines)
 

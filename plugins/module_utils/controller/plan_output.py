@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Sequence
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary, flows, plan_view, specs
@@ -49,9 +50,9 @@ def write_review(output_dir: str, launches: Mapping[str, Mapping[str, Any]], che
 
 
 def write(output_dir: str, launches: Mapping[str, Mapping[str, Any]], observability_files: Mapping[str, str],
-          check: bool, flow_table: Sequence[flows.Flow] = ()) -> int:
-    """The review files, the flow table (flows.md, flows.json) and the observability files under output_dir ('' writes
-    none): how many changed."""
+          check: bool, flow_table: Sequence[flows.Flow] = (), firewall: Mapping[str, str] = MappingProxyType({})) -> int:
+    """The review files, the flow table (flows.md, flows.json), each host's firewall (firewall/<host>.nft) and the
+    observability files under output_dir ('' writes none): how many changed."""
     if not output_dir:
         return 0
     changed = write_review(output_dir, launches, check)
@@ -60,6 +61,12 @@ def write(output_dir: str, launches: Mapping[str, Mapping[str, Any]], observabil
             os.makedirs(output_dir, mode=0o755, exist_ok=True)
         changed += _write(boundary.inside(output_dir, "flows.md"), flows.to_markdown(flow_table), 0o644, check)
         changed += _write(boundary.inside(output_dir, "flows.json"), flows.to_json(flow_table), 0o644, check)
+    if firewall:
+        folder = boundary.inside(output_dir, "firewall")
+        if not check:
+            os.makedirs(folder, mode=0o755, exist_ok=True)
+        for host, text in firewall.items():
+            changed += _write(boundary.inside(folder, host + ".nft"), text, 0o644, check)
     if observability_files:
         changed += len(observability.write(os.path.join(output_dir, "observability"), observability_files, check))
     return changed

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    cluster, compile_cache, disagg, fleet, flows, known_vars, proxy, readiness, redact, role_vars, rollout,
+    cluster, compile_cache, disagg, firewall, fleet, flows, known_vars, proxy, readiness, redact, role_vars, rollout,
     site_policy, specs, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     DRIVER_VARS, SECRET_ENV, ClusterError, one_line)
@@ -64,6 +64,7 @@ class Outcome:
     launches: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     observability: Dict[str, str] = field(default_factory=dict)
     flows: List[flows.Flow] = field(default_factory=list)                 # every listener and who reaches it
+    firewall: Dict[str, str] = field(default_factory=dict)                # each host's nftables table (firewall.py)
     read: Dict[str, Dict[str, Any]] = field(default_factory=dict)          # what the plan read, per host
     role_values: Dict[str, Dict[str, Any]] = field(default_factory=dict)   # the role variables hosts set
 
@@ -153,6 +154,7 @@ class Plan:
         self.owners: Dict[str, Any] = {}
         self.refused_clusters: set = set()
         self.uses: Dict[str, List[fleet.PortUse]] = {}   # every listener of every host (fleet_lines)
+        self.addresses: Dict[str, Any] = {}               # each host's own address (flow_table)
 
     def host_vars(self, host: str) -> Dict[str, Any]:
         """What the plan reads of a host (plan.read_names()): nothing else is templated, and a secret only as present."""
@@ -407,6 +409,7 @@ class Plan:
             port = optional_value(self.reader, host, "ansible_port")
             return int(port) if isinstance(port, int) or str(port or "").isdigit() else 22
         hosts = list(self.uses)
+        self.addresses = {host: own_address(host) for host in hosts}
         return flows.compile_flows(flows.Site(
             uses=self.uses, launches=launches,
             routers={host: self.router_fronts(host, clusters) for host in self.groups.get("vllm_routers") or ()},
@@ -415,6 +418,15 @@ class Plan:
             p2p_range=site_policy.P2P_PEERS,
             ssh_ports={host: port for host, port in ((h, ssh_port(h)) for h in hosts) if port is not None},
             binds=binds))
+
+    def firewall_rules(self) -> Tuple[Dict[str, str], List[str]]:
+        """Each host's firewall, compiled from the flow table (flow_table first), and a note per open API that it
+        leaves open to everyone; FirewallError for a vllm_firewall_allow it cannot use."""
+        table = self.outcome.flows
+        allow = {host: firewall.allow_networks(optional_value(self.reader, host, firewall.ALLOW))
+                 for host in dict.fromkeys(flow.host for flow in table)}
+        return (firewall.rulesets(table, self.addresses, allow),
+                firewall.open_notes(table, self.addresses, allow))
 
     def observability_files(self, settings_host: str) -> Dict[str, str]:
         """The observability files (targets, scrape configs, rules, dashboards), or ObservabilityError for a bad
@@ -496,9 +508,11 @@ def run(reader: Reader, hosts: Sequence[str], groups: Mapping[str, Sequence[str]
             out.observability = plan.observability_files(hosts[0])
             out.refusals += plan.prometheus_lines()
             out.flows = plan.flow_table()
+            out.firewall, notes = plan.firewall_rules()
+            out.warnings += notes
     except ClusterError as exc:
         out.refusals += str(exc).splitlines()
-    except observability.ObservabilityError as exc:
+    except (observability.ObservabilityError, firewall.FirewallError) as exc:
         out.refusals.append(str(exc))
     # secrets never echoed, whichever check made the line (redact)
     out.refusals = list(dict.fromkeys(redact.line(line) for line in out.refusals))

@@ -1,0 +1,61 @@
+"""The host firewall compiled from the flow table (module_utils/controller/firewall.py): what each host's ruleset
+filters and what it never touches. tests/integration/test_firewall.py loads these rulesets into real nftables."""
+
+import pytest
+
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import firewall, flows
+
+ADDRESSES = {"a": "10.0.0.1", "b": "10.0.0.2", "r": "10.0.0.9", "v6": "fd00::2", "dns": "gpu-b.example"}
+
+
+def flow(port, variable, reached_by, binds=flows.EVERY, host="a"):
+    return flows.Flow(host, port, "tcp", "listener " + port, variable, binds, tuple(reached_by))
+
+
+def test_peers_only_ports_accept_the_peers_and_reset_everyone_else():
+    rules = firewall.ruleset("a", [flow("13345", "vllm_dp_rpc_port", ["a", "b"])], ADDRESSES, [])
+    assert 'tcp dport 13345 ip saddr { 10.0.0.1, 10.0.0.2 } accept comment "listener 13345"' in rules
+    assert 'tcp dport 13345 reject with tcp reset' in rules
+    assert "policy accept;" in rules and "ct state established,related accept" in rules
+
+
+def test_ssh_is_never_filtered_and_loopback_listeners_need_no_rule():
+    rules = firewall.ruleset("a", [flow("22", "ansible_port", [flows.CONTROLLER]),
+                                   flow("9100", "vllm_exporters_node_exporter_port", ["r"], binds="127.0.0.1")],
+                             ADDRESSES, [])
+    assert "dport 22" not in rules and "dport 9100" not in rules
+
+
+def test_outside_listeners_take_the_allow_list_or_stay_open():
+    api = flow("8000", "vllm_port", ["b", "r", flows.CONTROLLER, "clients with the API key"])
+    closed = firewall.ruleset("a", [api], ADDRESSES, firewall.allow_networks(["192.0.2.0/24", "10.0.0.5"]))
+    assert "ip saddr { 192.0.2.0/24, 10.0.0.5, 10.0.0.2, 10.0.0.9 } accept" in closed
+    opened = firewall.ruleset("a", [api], ADDRESSES, [])
+    assert "dport 8000" not in opened.replace("# tcp 8000", "") and "# tcp 8000 (listener 8000) stays open" in opened
+
+
+def test_ipv6_peers_get_an_ip6_rule_and_dns_names_leave_the_port_open_with_why():
+    rules = firewall.ruleset("a", [flow("29501", "vllm_master_port", ["a", "v6"])], ADDRESSES, [])
+    assert "ip saddr { 10.0.0.1 } accept" in rules and "ip6 saddr { fd00::2 } accept" in rules
+    named = firewall.ruleset("a", [flow("29501", "vllm_master_port", ["a", "dns"])], ADDRESSES, [])
+    assert "stays open: dns's address 'gpu-b.example' is not an IP address" in named
+
+
+def test_the_table_is_replaced_whole_and_only_it():
+    rules = firewall.ruleset("a", [], ADDRESSES, [])
+    lines = rules.splitlines()
+    assert lines[2:5] == ["table inet inferops_vllm {}", "delete table inet inferops_vllm", "table inet inferops_vllm {"]
+    assert sum(line.startswith("table ") for line in lines) == 2
+
+
+@pytest.mark.parametrize("value", ["10.0.0.0/8", ["10.0.0.300"], [{"a": 1}]])
+def test_a_bad_allow_list_is_one_line_with_the_fix(value):
+    with pytest.raises(firewall.FirewallError) as exc:
+        firewall.allow_networks(value)
+    assert "vllm_firewall_allow" in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_an_open_api_left_open_gets_a_note_with_the_fix():
+    api = flow("8000", "vllm_port", ["r", flows.CONTROLLER, "anyone who reaches it (no API key)"])
+    assert "set vllm_firewall_allow" in firewall.open_notes([api], ADDRESSES, {})[0]
+    assert firewall.open_notes([api], ADDRESSES, {"a": firewall.allow_networks(["10.0.0.5"])}) == []
