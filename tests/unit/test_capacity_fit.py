@@ -214,7 +214,7 @@ def test_plan_refuses_k3_on_one_h200_node_before_any_host(tmp_path):
                             cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     out = result.stdout + result.stderr
     assert result.returncode != 0
-    assert ("vllm_strategy='single' (cluster k3): one replica of this layout is 8 GPUs and cannot hold the weights: "
+    assert ("vllm_strategy='single' (default; cluster k3): one replica of this layout is 8 GPUs and cannot hold the weights: "
             "1.50 TB of weights (profile kimi_k3) over 8 x 141 GiB (H200) at 0.97 = 1.17 TB. Fix: use 2 nodes with "
             "vllm_strategy: tp_pp") in out
     assert "Traceback" not in out and not (tmp_path / "out").exists()

@@ -125,7 +125,7 @@ def test_tensor_parallel_sizes_that_do_not_divide_are_refused():
     out = plan(common=common, hosts=1, prefill={"vllm_strategy": "single", "vllm_gpus_per_node": 6},
                decode={"vllm_strategy": "single", "vllm_gpus_per_node": 4})
     assert [line for line in out.refusals if "one size divides the other" in line] == [
-        "vllm_tensor_parallel_size=6 (cluster k3_prefill, prefill) and 4 (cluster k3_decode, decode) in deployment k3: "
+        "vllm_tensor_parallel_size=6 (default; cluster k3_prefill, prefill) and 4 (cluster k3_decode, decode) in deployment k3: "
         "the KV connector maps ranks only when one size divides the other. Fix: choose sizes such as 8 and 4, or 8 and 8"]
     out = plan(common=common, hosts=1, prefill={"vllm_strategy": "single", "vllm_gpus_per_node": 8},
                decode={"vllm_strategy": "single", "vllm_gpus_per_node": 4})

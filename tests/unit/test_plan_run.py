@@ -108,3 +108,13 @@ def test_a_string_outside_the_declared_choices_is_refused(name, value):
         assert problem is None
     else:
         assert problem is not None
+
+
+def test_a_refusal_about_a_value_nobody_set_says_default():
+    reader, groups = inventory()
+    for values in reader.hostvars.values():
+        del values["vllm_model_source"]   # the default, site, wants a site registry that nobody set
+    out = plan_run.run(reader, ["n1", "n2"], groups)
+    assert any(line.startswith("vllm_model_registry='' (default; cluster c1") for line in out.refusals), out.refusals
+    reader, groups = inventory(vllm_strategy="dep")   # set by the user: no "(default)"
+    assert plan_run.run(reader, ["n1", "n2"], groups).refusals[0].startswith("vllm_strategy='dep' (cluster c1)")

@@ -8,6 +8,7 @@ raises Unresolved where a template cannot be resolved."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -474,6 +475,21 @@ def listener_groups(host: str, launches: Mapping[str, Any], routers: Sequence[st
     return out
 
 
+def default_marked(line: str, reader: Reader, hosts: Sequence[str], overrides: Mapping[str, Any]) -> str:
+    """A refusal about a variable that no host sets (nor cluster_plan_overrides) says that its value is the default:
+    "name=value (default; where): ...". The user did not write that value, so the fix is to set the variable."""
+    match = re.match(r"([a-z][a-z0-9_]*)=", line)
+    name = match.group(1) if match else ""
+    if not name or name in overrides or (name not in role_options() and name not in cluster.VAR_TYPES):
+        return line
+    if any(reader.has(host, name) for host in hosts):
+        return line
+    head, sep, rest = line.partition(" (")
+    if not sep or head.endswith("=None"):   # unset, with no default: the line says so itself
+        return line
+    return "%s (default; %s" % (head, rest)
+
+
 def inventory_problems(reader: Reader, groups: Mapping[str, Sequence[str]]) -> List[str]:
     """Before the plays over vllm_clusters (a play on localhost): an inventory whose vllm_clusters holds no host
     would skip every play with "no hosts matched" and exit 0; a cluster left out of it would be skipped."""
@@ -514,6 +530,8 @@ def run(reader: Reader, hosts: Sequence[str], groups: Mapping[str, Sequence[str]
         out.refusals += str(exc).splitlines()
     except (observability.ObservabilityError, firewall.FirewallError) as exc:
         out.refusals.append(str(exc))
+    everyone = list(groups.get("all") or ()) or list(hosts)
+    out.refusals = [default_marked(line, reader, everyone, overrides or {}) for line in out.refusals]
     # secrets never echoed, whichever check made the line (redact)
     out.refusals = list(dict.fromkeys(redact.line(line) for line in out.refusals))
     out.warnings = [redact.line(line) for line in out.warnings]
