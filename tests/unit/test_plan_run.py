@@ -118,3 +118,17 @@ def test_a_refusal_about_a_value_nobody_set_says_default():
     assert any(line.startswith("vllm_model_registry='' (default; cluster c1") for line in out.refusals), out.refusals
     reader, groups = inventory(vllm_strategy="dep")   # set by the user: no "(default)"
     assert plan_run.run(reader, ["n1", "n2"], groups).refusals[0].startswith("vllm_strategy='dep' (cluster c1)")
+
+
+def test_the_plan_names_the_reference_each_node_pulls_through_the_site_registry():
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller import plan_view
+    reader, groups = inventory(vllm_image_mirror="registry.site:5000")
+    out = plan_run.run(reader, ["n1", "n2"], groups)
+    pull = out.launches["n1"]["cluster"]["pull"]
+    assert pull == {"ref": "registry.site:5000/vllm/vllm-openai@sha256:" + "a" * 64, "mirror": "registry.site:5000",
+                    "mode": "copy"}
+    shown = " ".join(plan_view.plan_lines(out.launches))
+    assert "pulled through the site registry registry.site:5000 as " + pull["ref"] + " (mode copy" in shown
+    reader, groups = inventory()
+    assert plan_run.run(reader, ["n1", "n2"], groups).launches["n1"]["cluster"]["pull"] == {
+        "ref": IMAGE, "mirror": "", "mode": ""}

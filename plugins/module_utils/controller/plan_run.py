@@ -23,7 +23,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.observabi
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import prometheus_server
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.plan import (
     cluster_name_of, compile_cluster, read_names)
-from ansible_collections.inferops.vllm.plugins.module_utils.node import router
+from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref, router
 
 SECRET_VARS = frozenset(SECRET_ENV.values())
 # Needed later by other roles, not by the plan: an example inventory may leave them required.
@@ -248,6 +248,12 @@ class Plan:
                 continue
             summary = next(iter(compiled.values()))["cluster"]   # one summary, shared by the nodes
             summary["warnings"] += self.notes
+            # what each node pulls: through the site registry when vllm_image_mirror names one (vllm_image's rule)
+            mirror = str(self.setting(summary["head"], "vllm_image_mirror") or "")
+            pinned = summary["image"] and not image_ref.pin_problem(summary["image"])
+            summary["pull"] = {"ref": image_ref.pull_plan(summary["image"], mirror)["pull_ref"] if pinned
+                               else summary["image"], "mirror": mirror,
+                               "mode": str(self.setting(summary["head"], "vllm_image_mirror_mode")) if mirror else ""}
             out.warnings += summary["warnings"]
             for host, launch in compiled.items():
                 # the site compile cache goes through the weights' registry; a site without one keeps each node's
