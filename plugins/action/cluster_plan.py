@@ -9,10 +9,13 @@ for it and formats the result."""
 from __future__ import annotations
 
 from ansible import constants as C
+from collections.abc import Mapping
+
 from ansible.errors import AnsibleError, AnsibleUndefinedVariable
+from ansible.parsing.vault import VaultHelper
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary, plan_output, plan_run
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary, plan_output, plan_run, secret_source
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import one_line
 
 ARGS = {"output_dir": {"type": "str", "default": ""}, "show": {"type": "bool", "default": False},
@@ -44,6 +47,19 @@ class HostReader(plan_run.Reader):
             raise plan_run.Unresolved(exc.message, isinstance(exc, AnsibleUndefinedVariable)) from None
 
 
+def plain_secrets(hostvars, launches):
+    """A warning per secret written in plain text, judged on each cluster head's raw (untemplated, undecrypted)
+    variables: Ansible's own test says which are vaulted."""
+    raw = {}
+    for launch in launches.values():
+        cluster = launch["cluster"]
+        if cluster["name"] not in raw:
+            values = hostvars.raw_get(cluster["head"])
+            raw[cluster["name"]] = values if isinstance(values, Mapping) else {}
+    return secret_source.warnings(raw, plan_run.secret_names(),
+                                  lambda value: VaultHelper.get_ciphertext(value, with_tags=False) is not None)
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(ARGS)
@@ -67,7 +83,7 @@ class ActionModule(ActionBase):
             return dict(result, failed=True, msg="inferops.vllm launch plan: %s" % exc)
         shown = plan_output.show_lines(out.launches, out.read, out.role_values, args["output_dir"],
                                        out.flows) if args["show"] else []
-        warnings = out.warnings
+        warnings = out.warnings + plain_secrets(task_vars["hostvars"], out.launches)
         if shown:   # the plan prints each cluster's warnings with the cluster, not twice; it is this task's output
             with_clusters = {w for launch in out.launches.values() for w in launch["cluster"]["warnings"]}
             warnings = [w for w in warnings if w not in with_clusters]

@@ -120,7 +120,17 @@ def test_the_plan_never_decrypts_a_vaulted_variable_it_does_not_need(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     launch = json.loads((tmp_path / "out/c1/gpu-a.json").read_text())
     assert launch["secret_env"] == {"VLLM_API_KEY": "vllm_api_key"}
-    assert "hunter2" not in result.stdout + result.stderr
+    assert "hunter2" not in result.stdout + result.stderr and "plain text" not in result.stdout + result.stderr
+    # a template of a vaulted variable is not plain text; a password written out is, and is named, never shown
+    (inv / "group_vars/c1/vllm.yml").write_text(
+        "vllm_cluster: c1\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\n"
+        "vllm_fabric: infiniband\nvllm_model_registry: 10.0.0.5:5000\nvllm_image_registry_password: hunter3\n"
+        "vllm_api_key: '{{ vault_vllm_api_key }}'\nvault_vllm_api_key: " + block)
+    result = run_plan(inv, tmp_path / "out")
+    out = " ".join((result.stdout + result.stderr).split())
+    assert result.returncode == 0 and "hunter" not in out, out[-3000:]
+    assert "vllm_image_registry_password (cluster c1) is written in plain text" in out
+    assert "vllm_api_key (cluster" not in out
 
 
 def test_each_host_takes_its_own_launch_from_the_run_once_plan(tmp_path):

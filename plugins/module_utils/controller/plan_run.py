@@ -70,6 +70,14 @@ class Outcome:
     role_values: Dict[str, Dict[str, Any]] = field(default_factory=dict)   # the role variables hosts set
 
 
+def secret_names() -> List[str]:
+    """The secrets' variables: the launch's (SECRET_VARS) and every no_log option of the roles site.yml runs."""
+    names = set(SECRET_VARS)
+    for role in SITE_ROLES:
+        names.update(name for name, option in specs.options(role).items() if (option or {}).get("no_log"))
+    return sorted(names)
+
+
 def role_options() -> Dict[str, Tuple[str, Mapping[str, Any]]]:
     """{variable: (role, option)} from the main entry point of every role site.yml runs, read once per
     process. Left out: what the plan checks itself (VAR_TYPES, the driver checks, with their own
