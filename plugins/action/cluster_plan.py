@@ -83,10 +83,9 @@ class ActionModule(ActionBase):
             return dict(result, failed=True, msg="inferops.vllm launch plan: %s" % exc)
         shown = plan_output.show_lines(out.launches, out.read, out.role_values, args["output_dir"],
                                        out.flows) if args["show"] else []
+        # every warning, the clusters' included, as Ansible's own: a line inside the shown plan went unread
         warnings = out.warnings + plain_secrets(task_vars["hostvars"], out.launches)
-        if shown:   # the plan prints each cluster's warnings with the cluster, not twice; it is this task's output
-            with_clusters = {w for launch in out.launches.values() for w in launch["cluster"]["warnings"]}
-            warnings = [w for w in warnings if w not in with_clusters]
+        if shown:   # the plan as people read it is this task's output
             result["_ansible_verbose_always"] = True
         result.update(changed=bool(changed), stash=folder, warnings=warnings, show=shown)
         return result

@@ -57,8 +57,13 @@ def test_tp_dp_on_h200_puts_a_replica_on_each_node_and_is_refused_for_k3():
     assert "Fix: use vllm_strategy: tp_pp (one replica over 16 GPUs: 2.18 TB at 0.9)" in text
 
 
-def test_the_default_dep_on_h200_fits_but_the_recipe_warning_names_tp_pp_and_why_not_tp_dp():
-    out = compile_(**ON)["n0"]["cluster"]
+def test_the_default_strategy_on_h200_is_the_recipes_layout_that_holds_k3():
+    out = compile_(**ON)["n0"]["cluster"]   # dep is not the recipe's on H200, and one node's tp_dp replica is short
+    assert out["strategy"] == "tp_pp" and not [w for w in out["warnings"] if "recipe" in w]
+
+
+def test_dep_set_on_h200_fits_but_the_recipe_warning_names_tp_pp_and_why_not_tp_dp():
+    out = compile_(vllm_strategy="dep", **ON)["n0"]["cluster"]
     assert out["strategy"] == "dep" and out["capacity"]["replica_gpus"] == 16   # experts over all 16 GPUs
     warning, = [w for w in out["warnings"] if "recipe" in w]
     assert warning.startswith("cluster c1: the kimi_k3 recipe does not list strategy dep for H200 (it lists it for "
@@ -69,7 +74,8 @@ def test_the_default_dep_on_h200_fits_but_the_recipe_warning_names_tp_pp_and_why
 
 
 def test_without_the_weights_size_the_recipe_warning_still_names_a_strategy():
-    warning, = [w for w in compile_()["n0"]["cluster"]["warnings"] if "recipe" in w]
+    assert compile_()["n0"]["cluster"]["strategy"] == "tp_dp"   # the default: the first the recipe lists for H200
+    warning, = [w for w in compile_(vllm_strategy="dep")["n0"]["cluster"]["warnings"] if "recipe" in w]
     assert warning.endswith("Use vllm_strategy: tp_dp")
 
 

@@ -452,6 +452,20 @@ def _driver(members: Sequence[Tuple[str, Mapping[str, Any]]], acc: hardware.Acce
                   % (minimum, host))
 
 
+def recipe_strategy(profile_name: str, profile: Mapping[str, Any], acc: hardware.Accelerator, gpus: int, nodes: int,
+                    settings: Mapping[str, Any]) -> Optional[str]:
+    """The default strategy where the profile's recipe decides it: the first layout the recipe lists for the GPU model
+    that holds the weights on these nodes (capacity_fit.best). None keeps the fixed default (_layout), and the plan's
+    recipe warning then says why (capacity_fit.recipe_advice)."""
+    if acc.vendor == "cpu" or not profile.get("recipe_supports"):
+        return None
+    repo = settings["vllm_model"] or profile.get("model")
+    weights = capacity_fit.weights(profile_name, profile, repo, settings["vllm_model_weight_gb"])[0]
+    option = capacity_fit.best(weights, acc, gpus, nodes, bool(profile.get("moe")), profile,
+                               (settings["vllm_site_args"],))
+    return option.strategy if option is not None and option.nodes == nodes and option.listed else None
+
+
 def _layout(settings: Dict[str, Any], acc: hardware.Accelerator, gpus: int, nodes: int, moe: bool,
             where: str) -> Layout:
     strategy = settings["vllm_strategy"] or ("single" if nodes == 1 else ("dep" if moe else "tp_pp"))
@@ -553,6 +567,8 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]],
     gpus = _gpus_per_node(settings["vllm_gpus_per_node"], acc, where)
     ordered = _order(name, members)
     fabric = _fabric(settings, acc, len(ordered), where)
+    if settings["vllm_strategy"] is None:   # the recipe's layout for this GPU model, where it has one that fits
+        settings["vllm_strategy"] = recipe_strategy(profile_name, profile, acc, gpus, len(ordered), settings)
     layout = _layout(settings, acc, gpus, len(ordered), bool(profile.get("moe")), where)
     lb = _choice("vllm_load_balancing", settings["vllm_load_balancing"], where, LOAD_BALANCING)
     if lb == "hybrid" and layout.dp_local == 1 and layout.dp > 1:

@@ -107,8 +107,10 @@ def summary_lines(head: Mapping[str, Any], drivers: Mapping[str, Any]) -> List[s
     capacity = c.get("capacity") or {}
     if capacity.get("text"):   # the weights against one replica's GPU memory (cluster's capacity check)
         out += wrap("capacity " + str(capacity["text"]))
-    for warning in c.get("warnings") or ():
-        out += wrap("WARNING " + warning)
+    warnings = c.get("warnings") or ()
+    if warnings:   # Ansible's own warnings (the plan action), which every callback shows as such
+        out.append("%d warning%s for this cluster: see Ansible's [WARNING] lines" % (
+            len(warnings), "" if len(warnings) == 1 else "s"))
     return out
 
 
