@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import fleet
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.flows import CONTROLLER, Flow
 
 TABLE = "inferops_vllm"
@@ -73,18 +74,11 @@ def _set(nets: Iterable[Network]) -> str:
     return "{ %s }" % ", ".join(str(n.network_address) if n.prefixlen == n.max_prefixlen else str(n) for n in nets)
 
 
-def _loopback(binds: str) -> bool:
-    try:
-        return ipaddress.ip_address(binds).is_loopback
-    except ValueError:
-        return False
-
-
 def ruleset(host: str, flows: Sequence[Flow], addresses: Mapping[str, Any], allow: Sequence[Network]) -> str:
     """The host's table, for nft -f: created if missing, deleted, then defined whole (one atomic load)."""
     rules: List[str] = []
     for flow in flows:
-        if flow.host != host or flow.variable == "ansible_port" or _loopback(flow.binds):
+        if flow.host != host or flow.variable == "ansible_port" or fleet.loopback(flow.binds):
             continue   # SSH is never filtered; a loopback listener is out of reach anyway
         nets, why = sources(flow, addresses, allow)
         port = flow.port   # a range as nftables writes one: 51413-51612

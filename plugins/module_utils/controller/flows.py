@@ -125,11 +125,14 @@ def compile_flows(site: Site) -> List[Flow]:
     out: List[Flow] = []
     for host, uses in site.uses.items():
         alike: Dict[Tuple[str, str, str, Tuple[str, ...]], List[int]] = {}
+        who: Dict[str, Tuple[str, ...]] = {}   # once per variable: a P/D side has one side channel per engine
         for use in uses:
-            key = (use.what, use.variable, site.binds(host, use) or EVERY, _who(site, host, use.variable))
+            if use.variable not in who:
+                who[use.variable] = _who(site, host, use.variable)
+            key = (use.what, use.variable, site.binds(host, use) or EVERY, who[use.variable])
             alike.setdefault(key, []).append(int(use.port))
-        for (what, variable, binds, who), ports in alike.items():
-            out += [Flow(host, port, "tcp", what, variable, binds, who) for port in _ranges(ports)]
+        for (what, variable, binds, reached_by), ports in alike.items():
+            out += [Flow(host, port, "tcp", what, variable, binds, reached_by) for port in _ranges(ports)]
     first, last, what, variable = site.p2p_range
     for host in site.p2p:
         out.append(Flow(host, "%d-%d" % (first, last), "tcp", what, variable, EVERY, _who(site, host, variable)))

@@ -397,13 +397,11 @@ class Plan:
 
     def flow_table(self) -> List[flows.Flow]:
         """Every listener the plan knows (fleet_lines' uses), SSH and the peer-to-peer range, with who reaches it."""
-        launches, read = self.outcome.launches, self.outcome.read
+        launches = self.outcome.launches
         clusters = {launch["cluster"]["name"]: launch["cluster"] for launch in launches.values()}
 
-        def own_address(host: str) -> Any:
-            values = read.get(host) or {}
-            return values.get("vllm_control_address") or values.get("ansible_host") or \
-                optional_value(self.reader, host, "vllm_control_address") or optional_value(self.reader, host, "ansible_host")
+        def own_address(host: str) -> Any:   # vllm_control_address, else ansible_host, as Prometheus reaches it
+            return observability_inputs.address(self.address_get(host))
 
         def binds(host: str, use: fleet.PortUse) -> Optional[str]:
             launch = launches.get(host) or {}
