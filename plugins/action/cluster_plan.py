@@ -71,18 +71,21 @@ class ActionModule(ActionBase):
         if args["check_inventory"]:   # a play on localhost, before the plays over vllm_clusters
             lines = plan_run.inventory_problems(reader, task_vars["groups"])
             return self._refuse(result, lines) if lines else dict(result, changed=False)
-        hosts = task_vars.get("ansible_play_batch") or [task_vars["inventory_hostname"]]
+        play = task_vars.get("ansible_play_batch") or [task_vars["inventory_hostname"]]
+        # the play holds the site's other hosts too (routers, Prometheus): they take a share, no launch
+        clusters = set(task_vars["groups"].get("vllm_clusters") or ())
+        hosts = [host for host in play if host in clusters]
         out = plan_run.run(reader, hosts, task_vars["groups"], args["overrides"])
         if out.refusals:
             return self._refuse(result, out.refusals)
         try:
             changed = plan_output.write(args["output_dir"], out.launches, out.observability, self._task.check_mode,
-                                        out.flows, out.firewall)
-            folder = plan_output.stash(out.launches, C.DEFAULT_LOCAL_TMP)
+                                        out.flows, out.firewall, out.routers)
+            folder = plan_output.stash(out.launches, C.DEFAULT_LOCAL_TMP, plan_run.shares(out, play))
         except boundary.BoundaryError as exc:
             return dict(result, failed=True, msg="inferops.vllm launch plan: %s" % exc)
         shown = plan_output.show_lines(out.launches, out.read, out.role_values, args["output_dir"],
-                                       out.flows) if args["show"] else []
+                                       out.flows, out.hosts, out.routers) if args["show"] else []
         # every warning, the clusters' included, as Ansible's own: a line inside the shown plan went unread
         warnings = out.warnings + plain_secrets(task_vars["hostvars"], out.launches)
         if shown:   # the plan as people read it is this task's output

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Build the simulated-node image: Debian minbase with systemd, as a bare
-# server would have it (no docker, no vendor packages: the roles install those).
+# server would have it (no docker, no vendor packages: the roles install those). nftables is in a
+# standard Debian install; the node with a network namespace of its own (molecule/harness) reaches no mirror.
 # usage: node-image.sh MIRROR TAG [SUITE]   (SUITE: bookworm, the default, or trixie)
 set -euo pipefail
 MIRROR=${1:?mirror} TAG=${2:?tag} SUITE=${3:-bookworm}
 ROOT=$(mktemp -d /var/tmp/inferops-rootfs.XXXXXX)
 trap 'rm -rf "$ROOT"' EXIT
 debootstrap --variant=minbase \
-  --include=python3,python3-apt,ca-certificates,iproute2,procps,curl,gnupg,systemd,systemd-sysv,dbus,sudo,kmod,pciutils,openssh-server \
+  --include=python3,python3-apt,ca-certificates,iproute2,procps,curl,gnupg,systemd,systemd-sysv,dbus,sudo,kmod,pciutils,openssh-server,nftables \
   "$SUITE" "$ROOT" "$MIRROR" >/dev/null
 # Units that cannot work in a container and would mark the system degraded.
 for unit in getty@tty1.service console-getty.service systemd-udevd.service \

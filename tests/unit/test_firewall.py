@@ -59,3 +59,26 @@ def test_an_open_api_left_open_gets_a_note_with_the_fix():
     api = flow("8000", "vllm_port", ["r", flows.CONTROLLER, "anyone who reaches it (no API key)"])
     assert "set vllm_firewall_allow" in firewall.open_notes([api], ADDRESSES, {})[0]
     assert firewall.open_notes([api], ADDRESSES, {"a": firewall.allow_networks(["10.0.0.5"])}) == []
+
+
+def test_the_peers_of_a_cluster_and_its_deployment_reach_each_other_on_any_port():
+    def launch(name, nodes, pd=None):
+        return {"cluster": {"name": name, "nodes": nodes, "pd": pd}}
+    launches = {"p1": launch("pre", ["p1", "p2"], {"deployment": "d"}), "p2": launch("pre", ["p1", "p2"], {"deployment": "d"}),
+                "d1": launch("dec", ["d1"], {"deployment": "d"}), "x1": launch("other", ["x1", "x2"]),
+                "x2": launch("other", ["x1", "x2"])}
+    mates = firewall.peers(launches)
+    assert mates == {"p1": ["d1", "p2"], "p2": ["d1", "p1"], "d1": ["p1", "p2"], "x1": ["x2"], "x2": ["x1"]}
+    rules = firewall.ruleset("a", [], ADDRESSES, [], ["b", "v6", "dns"])
+    assert 'ip saddr { 10.0.0.2 } accept comment "its peers' in rules and "ip6 saddr { fd00::2 } accept" in rules
+    assert "# peer dns (address 'gpu-b.example') is not an IP address" in rules
+
+
+def test_the_plan_says_what_site_yml_does_with_each_hosts_firewall():
+    shares = {"a": {"firewall": {"state": "present"}}, "b": {"firewall": {"state": "present"}},
+              "r": {"firewall": {"state": "absent"}}, "x": {"firewall": {"state": "kept"}}}
+    lines = firewall.summary_lines(shares)
+    assert lines[0].startswith("== firewall:") and "site.yml loads it on a, b" in lines
+    assert any(line.startswith("vllm_firewall is false on r") for line in lines)
+    assert any(line.startswith("site.yml leaves x as they are") for line in lines)
+    assert firewall.summary_lines({}) == []

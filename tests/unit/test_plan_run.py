@@ -132,3 +132,25 @@ def test_the_plan_names_the_reference_each_node_pulls_through_the_site_registry(
     reader, groups = inventory()
     assert plan_run.run(reader, ["n1", "n2"], groups).launches["n1"]["cluster"]["pull"] == {
         "ref": IMAGE, "mirror": "", "mode": ""}
+
+
+def test_each_host_of_the_site_gets_its_firewall_state_from_the_plan():
+    reader, groups = inventory()
+    out = plan_run.run(reader, ["n1", "n2"], groups)
+    shares = plan_run.shares(out, ["n1", "n2", "router"])
+    assert shares["n1"]["firewall"]["state"] == "present" and "table inet inferops_vllm {" in \
+        shares["n1"]["firewall"]["ruleset"]
+    # its peer reaches it on any port; a host the plan compiled nothing for keeps its firewall
+    assert 'ip saddr { 10.0.0.2 } accept comment "its peers' in shares["n1"]["firewall"]["ruleset"]
+    assert shares["router"]["firewall"] == {"state": "kept", "ruleset": "",
+                                            "why": "the plan compiled no firewall for this host"}
+    reader.hostvars["n1"]["vllm_firewall"] = "false"   # as -e vllm_firewall=false gives it
+    out = plan_run.run(reader, ["n1", "n2"], groups)
+    assert out.hosts["n1"]["firewall"]["state"] == "absent" and out.hosts["n1"]["firewall"]["ruleset"] == ""
+    assert any("n1: its open API" in line and "vllm_firewall is false" in line for line in out.warnings), out.warnings
+    del reader.hostvars["n1"]["vllm_firewall"]
+    # --limit n1 with a second cluster outside the run: a table from part of the site would shut its peers out
+    reader.hostvars["n3"] = dict(reader.hostvars["n1"], ansible_host="10.0.0.3", vllm_cluster="c2")
+    groups = dict(groups, all=["n1", "n2", "n3"], vllm_clusters=["n1", "n2", "n3"], c2=["n3"])
+    out = plan_run.run(reader, ["n1"], groups)
+    assert out.hosts["n1"]["firewall"]["state"] == "kept" and "--limit" in out.hosts["n1"]["firewall"]["why"]

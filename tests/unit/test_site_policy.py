@@ -150,8 +150,9 @@ def test_loopback_passes_where_every_node_runs_on_the_controllers_machine():
     assert [line for line in out.refusals if "loopback" in line] == []
 
 
-def test_a_cluster_named_like_a_reserved_group_is_refused():
+def test_a_cluster_named_like_a_reserved_group_or_a_review_folder_is_refused():
     refused(site(vllm_cluster="vllm_routers"), "reserved group name")
+    refused(site(vllm_cluster="firewall"), "a folder of the plan's review files")
 
 
 # --- secrets never echoed ---------------------------------------------------------------------------------------
@@ -183,16 +184,36 @@ def test_a_peer_to_peer_address_nodes_cannot_reach_is_refused(address):
     refused(site(vllm_model_p2p=True, vllm_model_p2p_address=address), "vllm_model_p2p_address")
 
 
-def test_a_router_that_names_an_unknown_cluster_is_refused():
+def routed(**router_vars):
     common = {"vllm_cluster": "c1", "vllm_profile": "cpu_lab", "vllm_gpu_model": "CPU", "vllm_fabric": "ethernet",
               "vllm_strategy": "dp", "vllm_model_revision": REVISION, "vllm_image": IMAGE, "vllm_api_open": True,
               "vllm_model_source": "hub"}
     hostvars = {"n1": dict(common, ansible_host="10.0.0.1"), "n2": dict(common, ansible_host="10.0.0.2"),
-                "r1": {"ansible_host": "10.0.0.9", "vllm_router_clusters": ["nope"]}}
+                "r1": dict({"ansible_host": "10.0.0.9"}, **router_vars)}
     groups = {"all": ["n1", "n2", "r1"], "ungrouped": [], "vllm_clusters": ["n1", "n2"], "c1": ["n1", "n2"],
               "vllm_routers": ["r1"]}
-    out = plan_run.run(DictReader(hostvars), ["n1", "n2"], groups)
-    refused(out, "vllm_router_clusters", "host r1", "nope")
+    return plan_run.run(DictReader(hostvars), ["n1", "n2"], groups)
+
+
+def test_a_router_that_names_an_unknown_cluster_is_refused():
+    refused(routed(vllm_router_clusters=["nope"]), "vllm_router_clusters", "host r1", "nope")
+
+
+@pytest.mark.parametrize("router_vars, variable", [
+    ({"vllm_router_policy": "least_loaded"}, "vllm_router_policy"),
+    ({"vllm_router_port": 8080, "vllm_router_prometheus_port": 8080}, "vllm_router_prometheus_port"),
+    ({"vllm_router_extra_args": {"policy": "random"}}, "vllm_router_extra_args"),
+    ({"vllm_router_workers": ["ftp://w1"]}, "vllm_router_workers[0]")])
+def test_every_router_refusal_is_the_plans_before_any_host(router_vars, variable):
+    refused(routed(**router_vars), variable, "host r1")
+
+
+def test_the_plan_compiles_each_router_and_hands_it_to_its_host():
+    out = routed(vllm_router_policy="cache_aware")
+    config = out.routers["r1"]
+    assert config["worker-urls"] == [out.launches["n1"]["cluster"]["endpoint"]] and config["policy"] == "cache_aware"
+    assert out.hosts["r1"]["router"] == config
+    assert plan_run.shares(out, ["r1"])["r1"]["router"] == config
 
 
 def test_a_single_nodes_wildcard_address_is_refused_its_loopback_is_not():

@@ -17,6 +17,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.flows imp
 
 TABLE = "inferops_vllm"
 ALLOW = "vllm_firewall_allow"
+ENABLED = "vllm_firewall"
 # Listeners reached from outside the inventory (the controller, clients, a site's own Prometheus): the addresses in
 # vllm_firewall_allow reach them; without that list they stay open to everyone, so that no one is locked out.
 OUTSIDE_PREFIXES = (CONTROLLER, "clients", "anyone", "the site's Prometheus")
@@ -74,9 +75,42 @@ def _set(nets: Iterable[Network]) -> str:
     return "{ %s }" % ", ".join(str(n.network_address) if n.prefixlen == n.max_prefixlen else str(n) for n in nets)
 
 
-def ruleset(host: str, flows: Sequence[Flow], addresses: Mapping[str, Any], allow: Sequence[Network]) -> str:
-    """The host's table, for nft -f: created if missing, deleted, then defined whole (one atomic load)."""
-    rules: List[str] = []
+def peers(launches: Mapping[str, Mapping[str, Any]]) -> Dict[str, List[str]]:
+    """{host: the other nodes of its cluster and of its P/D deployment}: they reach each other on any port, since
+    NCCL, Gloo and NIXL bootstrap on ports they choose themselves."""
+    deployments: Dict[str, List[str]] = {}
+    for host, launch in launches.items():
+        name = (launch["cluster"].get("pd") or {}).get("deployment")
+        if name:
+            deployments.setdefault(str(name), []).append(host)
+    out = {}
+    for host, launch in launches.items():
+        cluster = launch["cluster"]
+        mates = list(cluster.get("nodes") or ()) + deployments.get(str((cluster.get("pd") or {}).get("deployment")), [])
+        out[host] = sorted(set(mates) - {host})
+    return out
+
+
+def _peer_rules(mates: Sequence[str], addresses: Mapping[str, Any]) -> List[str]:
+    nets = [_network(addresses.get(mate)) for mate in mates]
+    rules = []
+    for family, kind in (("ip", 4), ("ip6", 6)):
+        chosen = list(dict.fromkeys(n for n in nets if n is not None and n.version == kind))
+        if chosen:
+            rules.append('%s saddr %s accept comment "its peers, on any port (NCCL, Gloo and NIXL pick their own)"'
+                         % (family, _set(chosen)))
+    for mate in mates:
+        if _network(addresses.get(mate)) is None:
+            rules.append("# peer %s (address %r) is not an IP address: its ports are reached as the rules below say"
+                         % (mate, addresses.get(mate)))
+    return rules
+
+
+def ruleset(host: str, flows: Sequence[Flow], addresses: Mapping[str, Any], allow: Sequence[Network],
+            mates: Sequence[str] = ()) -> str:
+    """The host's table, for nft -f: created if missing, deleted, then defined whole (one atomic load). mates: the
+    hosts that reach it on any port (peers())."""
+    rules: List[str] = _peer_rules(mates, addresses)
     for flow in flows:
         if flow.host != host or flow.variable == "ansible_port" or fleet.loopback(flow.binds):
             continue   # SSH is never filtered; a loopback listener is out of reach anyway
@@ -102,22 +136,49 @@ def ruleset(host: str, flows: Sequence[Flow], addresses: Mapping[str, Any], allo
     return "\n".join(head + body + ["\t}", "}"]) + "\n"
 
 
-def rulesets(flows: Sequence[Flow], addresses: Mapping[str, Any], allow: Mapping[str, Sequence[Network]]
-             ) -> Dict[str, str]:
-    """{host: its ruleset} for every host of the flow table; allow: each host's vllm_firewall_allow."""
+def rulesets(flows: Sequence[Flow], addresses: Mapping[str, Any], allow: Mapping[str, Sequence[Network]],
+             mates: Optional[Mapping[str, Sequence[str]]] = None) -> Dict[str, str]:
+    """{host: its ruleset} for every host of the flow table; allow: each host's vllm_firewall_allow; mates: peers()."""
     hosts = list(dict.fromkeys(flow.host for flow in flows))
-    return {host: ruleset(host, flows, addresses, allow.get(host) or ()) for host in hosts}
+    return {host: ruleset(host, flows, addresses, allow.get(host) or (), (mates or {}).get(host) or ())
+            for host in hosts}
 
 
-def open_notes(flows: Sequence[Flow], addresses: Mapping[str, Any], allow: Mapping[str, Sequence[Network]]
-               ) -> List[str]:
-    """A plan note per open API left open to everyone because vllm_firewall_allow is empty."""
+def open_notes(flows: Sequence[Flow], addresses: Mapping[str, Any], allow: Mapping[str, Sequence[Network]],
+               enabled: Optional[Mapping[str, bool]] = None) -> List[str]:
+    """A plan note per open API left open to everyone: vllm_firewall_allow is empty, or vllm_firewall is false."""
     out = []
     for flow in flows:
         if flow.variable == "vllm_port" and any(w.startswith("anyone") for w in flow.reached_by):
+            if enabled is not None and enabled.get(flow.host) is False:
+                out.append("host %s: its open API (port %s) reaches anyone and %s is false: close it in the site's "
+                           "own firewall to all but %s" % (flow.host, flow.port, ENABLED, _inside(flow)))
+                continue
             nets, _why = sources(flow, addresses, allow.get(flow.host) or ())
             if nets is None:
                 out.append("host %s: its open API (port %s) reaches anyone: set %s on it to the addresses of your "
-                           "clients, and its firewall (firewall/%s.nft) closes it to everyone else but its "
-                           "router" % (flow.host, flow.port, ALLOW, flow.host))
+                           "clients, and its firewall (firewall/%s.nft) closes it to everyone else but %s"
+                           % (flow.host, flow.port, ALLOW, flow.host, _inside(flow)))
     return out
+
+
+def _inside(flow: Flow) -> str:
+    hosts = [who for who in flow.reached_by if not who.startswith(OUTSIDE_PREFIXES)]
+    return ", ".join(hosts) if hosts else "the controller"
+
+
+def summary_lines(shares: Mapping[str, Mapping[str, Any]]) -> List[str]:
+    """The plan's block: what site.yml does with each host's firewall (plan_run.Plan.host_shares)."""
+    by_state: Dict[str, List[str]] = {}
+    for host, share in shares.items():
+        state = (share.get("firewall") or {}).get("state")
+        if state:
+            by_state.setdefault(state, []).append(host)
+    if not by_state:
+        return []
+    said = {"present": "site.yml loads it on %s",
+            "absent": "vllm_firewall is false on %s: site.yml removes the collection's table there, and the host's "
+                      "firewall is the site's",
+            "kept": "site.yml leaves %s as they are: this run compiled part of the site (--limit)"}
+    return (["== firewall: each host's table (firewall/<host>.nft, docs/ports.md) =="]
+            + [said[state] % ", ".join(hosts) for state, hosts in sorted(by_state.items()) if state in said])

@@ -12,7 +12,7 @@ import tempfile
 from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Sequence
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary, flows, plan_view, specs
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary, firewall, flows, plan_view, routers, specs
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import inputs as observability
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_run_command
 
@@ -50,9 +50,11 @@ def write_review(output_dir: str, launches: Mapping[str, Mapping[str, Any]], che
 
 
 def write(output_dir: str, launches: Mapping[str, Mapping[str, Any]], observability_files: Mapping[str, str],
-          check: bool, flow_table: Sequence[flows.Flow] = (), firewall: Mapping[str, str] = MappingProxyType({})) -> int:
-    """The review files, the flow table (flows.md, flows.json), each host's firewall (firewall/<host>.nft) and the
-    observability files under output_dir ('' writes none): how many changed."""
+          check: bool, flow_table: Sequence[flows.Flow] = (), rulesets: Mapping[str, str] = MappingProxyType({}),
+          router_configs: Mapping[str, Any] = MappingProxyType({})) -> int:
+    """The review files, the flow table (flows.md, flows.json), each host's firewall (firewall/<host>.nft), each
+    router's configuration (routers.json) and the observability files under output_dir ('' writes none): how
+    many changed."""
     if not output_dir:
         return 0
     changed = write_review(output_dir, launches, check)
@@ -61,11 +63,14 @@ def write(output_dir: str, launches: Mapping[str, Mapping[str, Any]], observabil
             os.makedirs(output_dir, mode=0o755, exist_ok=True)
         changed += _write(boundary.inside(output_dir, "flows.md"), flows.to_markdown(flow_table), 0o644, check)
         changed += _write(boundary.inside(output_dir, "flows.json"), flows.to_json(flow_table), 0o644, check)
-    if firewall:
+    if router_configs:
+        changed += _write(boundary.inside(output_dir, "routers.json"), json.dumps(router_configs, indent=4) + "\n",
+                          0o644, check)
+    if rulesets:
         folder = boundary.inside(output_dir, "firewall")
         if not check:
             os.makedirs(folder, mode=0o755, exist_ok=True)
-        for host, text in firewall.items():
+        for host, text in rulesets.items():
             changed += _write(boundary.inside(folder, host + ".nft"), text, 0o644, check)
     if observability_files:
         changed += len(observability.write(os.path.join(output_dir, "observability"), observability_files, check))
@@ -74,7 +79,9 @@ def write(output_dir: str, launches: Mapping[str, Mapping[str, Any]], observabil
 
 def show_lines(launches: Mapping[str, Mapping[str, Any]], read: Mapping[str, Mapping[str, Any]],
                role_values: Mapping[str, Mapping[str, Any]], output_dir: str,
-               flow_table: Sequence[flows.Flow] = ()) -> List[str]:
+               flow_table: Sequence[flows.Flow] = (),
+               shares: Mapping[str, Mapping[str, Any]] = MappingProxyType({}),
+               router_configs: Mapping[str, Any] = MappingProxyType({})) -> List[str]:
     """The plan as people read it (plan_view), with the driver each node gets: its nvidia_driver_branch or
     rocm_version, else the role's default."""
     drivers: Dict[str, Any] = {}
@@ -85,21 +92,27 @@ def show_lines(launches: Mapping[str, Mapping[str, Any]], read: Mapping[str, Map
                 specs.role_default("nvidia_driver", "nvidia_driver_branch")
         elif vendor == "amd":
             drivers[host] = role_values.get(host, {}).get("rocm_version") or specs.role_default("rocm", "rocm_version")
-    return plan_view.plan_lines(launches, drivers, output_dir, flows.summary_lines(flow_table))
+    return plan_view.plan_lines(launches, drivers, output_dir,
+                                routers.summary_lines(router_configs) + flows.summary_lines(flow_table)
+                                + firewall.summary_lines(shares))
 
 
-def stash(launches: Mapping[str, Any], tmp_root: str) -> str:
-    """One small JSON file per host in the run's local temp dir (Ansible removes it at exit). A registered
-    result holding every launch would be copied into every host's variables, and the first task after it
-    costs three times a plain task at 512 hosts (docs/benchmarks.md)."""
+def stash(launches: Mapping[str, Any], tmp_root: str, hosts: Mapping[str, Any] = MappingProxyType({})) -> str:
+    """One small JSON file per host in the run's local temp dir (Ansible removes it at exit): its launch, and under
+    hosts/ what else it applies (Outcome.hosts). A registered result holding every launch would be copied into every
+    host's variables, and the first task after it costs three times a plain task at 512 hosts (docs/benchmarks.md)."""
     folder = tempfile.mkdtemp(prefix="cluster-plan-", dir=tmp_root)
-    for host, launch in launches.items():
-        with open(boundary.inside(folder, host + ".json"), "w", encoding="utf-8") as handle:
-            json.dump(launch, handle)
+    os.mkdir(os.path.join(folder, "hosts"), 0o700)
+    for parts, sub in ((launches, folder), (hosts, os.path.join(folder, "hosts"))):
+        for host, value in parts.items():
+            with open(boundary.inside(sub, host + ".json"), "w", encoding="utf-8") as handle:
+                json.dump(value, handle)
     return folder
 
 
-def take(folder: str, host: str) -> Any:
-    """This host's launch from the run's stash; OSError or boundary.BoundaryError when it has none."""
-    with open(boundary.inside(folder, host + ".json"), encoding="utf-8") as handle:
+def take(folder: str, host: str, part: str = "launch") -> Any:
+    """This host's launch (part "launch") or what else it applies (part "host") from the run's stash; OSError or
+    boundary.BoundaryError when it has none."""
+    with open(boundary.inside(folder if part == "launch" else os.path.join(folder, "hosts"), host + ".json"),
+              encoding="utf-8") as handle:
         return json.load(handle)

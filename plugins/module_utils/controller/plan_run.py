@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
     cluster, compile_cache, disagg, firewall, fleet, flows, known_vars, proxy, readiness, redact, role_vars, rollout,
-    site_policy, specs, wrong_values)
+    routers, site_policy, specs, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     DRIVER_VARS, SECRET_ENV, ClusterError, one_line)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
@@ -23,14 +23,14 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.observabi
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import prometheus_server
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.plan import (
     cluster_name_of, compile_cluster, read_names)
-from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref, router
+from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref
 
 SECRET_VARS = frozenset(SECRET_ENV.values())
 # Needed later by other roles, not by the plan: an example inventory may leave them required.
 PLAN_OPTIONAL = frozenset({"vllm_image"})
 # The roles playbooks/site.yml runs after the plan (tests/unit/test_site_role_vars.py keeps this in step):
 # their inventory variables are checked here, before any host is contacted.
-SITE_ROLES = ("host_proxy", "node_read", "preflight", "nvidia_driver", "rocm", "container_runtime", "vllm_image",
+SITE_ROLES = ("host_proxy", "vllm_firewall", "node_read", "preflight", "nvidia_driver", "rocm", "container_runtime", "vllm_image",
               "vllm_exporters", "fabric_check", "vllm_model", "vllm_serve", "vllm_watchdog", "vllm_router",
               "vllm_prometheus", "vllm_observability", "smoke_test")
 _ROLE_OPTIONS: Dict[str, Tuple[str, Mapping[str, Any]]] = {}
@@ -66,6 +66,8 @@ class Outcome:
     observability: Dict[str, str] = field(default_factory=dict)
     flows: List[flows.Flow] = field(default_factory=list)                 # every listener and who reaches it
     firewall: Dict[str, str] = field(default_factory=dict)                # each host's nftables table (firewall.py)
+    hosts: Dict[str, Dict[str, Any]] = field(default_factory=dict)        # what each host applies beside its launch
+    routers: Dict[str, Dict[str, Any]] = field(default_factory=dict)      # each router's configuration (routers.py)
     read: Dict[str, Dict[str, Any]] = field(default_factory=dict)          # what the plan read, per host
     role_values: Dict[str, Dict[str, Any]] = field(default_factory=dict)   # the role variables hosts set
 
@@ -374,11 +376,12 @@ class Plan:
             site_policy.site_paths(launches, role_values), lambda host: roots.get(host) or ())
         clusters = {launch["cluster"]["name"]: launch["cluster"] for launch in launches.values()}
         lines += site_policy.reserved_lines(clusters)
-        if launches and not self.refused_clusters and set(self.groups.get("vllm_clusters") or ()) <= set(launches):
-            # every cluster compiled (no --limit): what each router serves is known before any host
-            routers = {host: {name: self.setting(host, name) for name in rollout.ROUTER_SETTINGS}
-                       for host in self.groups.get("vllm_routers") or ()}
-            lines += site_policy.router_lines(routers, list(clusters.values()), router.pd_sides, router.RouterError)
+        if launches and self.complete():
+            # every cluster compiled (no --limit): each router is compiled here, and its role writes the result
+            self.outcome.routers, refused = routers.compile_routers(
+                list(self.groups.get("vllm_routers") or ()), specs.own_options("vllm_router"), self.setting,
+                list(clusters.values()))
+            lines += refused
         p2p = [host for host in launches if self.setting(host, "vllm_model_p2p") is True]
         if p2p:
             lines += site_policy.p2p_address_lines(self.setting(p2p[0], "vllm_model_p2p_address"), p2p[0],
@@ -436,10 +439,40 @@ class Plan:
         """Each host's firewall, compiled from the flow table (flow_table first), and a note per open API that it
         leaves open to everyone; FirewallError for a vllm_firewall_allow it cannot use."""
         table = self.outcome.flows
-        allow = {host: firewall.allow_networks(optional_value(self.reader, host, firewall.ALLOW))
-                 for host in dict.fromkeys(flow.host for flow in table)}
-        return (firewall.rulesets(table, self.addresses, allow),
-                firewall.open_notes(table, self.addresses, allow))
+        hosts = list(dict.fromkeys(flow.host for flow in table))
+        allow = {host: firewall.allow_networks(optional_value(self.reader, host, firewall.ALLOW)) for host in hosts}
+        enabled = {host: self.firewall_on(host) for host in hosts}
+        return (firewall.rulesets(table, self.addresses, allow, firewall.peers(self.outcome.launches)),
+                firewall.open_notes(table, self.addresses, allow, enabled))
+
+    def firewall_on(self, host: str) -> bool:
+        """vllm_firewall as Ansible's bool reads it ("false" from -e too); a value that is none, role_vars refuses."""
+        return rollout.accepted(optional_value(self.reader, host, firewall.ENABLED, True)) is not False
+
+    def host_shares(self) -> Dict[str, Dict[str, Any]]:
+        """What each host of the site applies beside its launch: its firewall (role vllm_firewall), present, absent
+        (vllm_firewall: false) or kept as it is (a --limit run compiles part of the site, and a table compiled
+        from part of it would shut out the peers it left out)."""
+        complete = self.complete()
+        out: Dict[str, Dict[str, Any]] = {}
+        for host in self.groups.get("vllm_routers") or ():
+            # None: this run compiled part of the site, and the role leaves the router's configuration as it is
+            out[host] = {"router": self.outcome.routers.get(host) if complete else None}
+        for host, ruleset in self.outcome.firewall.items():
+            if not self.firewall_on(host):
+                state, why = "absent", "vllm_firewall is false: the host's firewall is the site's"
+            elif not complete:
+                state, why = "kept", "this run compiled part of the site (--limit): the firewall stays as it is"
+            else:
+                state, why = "present", ""
+            out.setdefault(host, {})["firewall"] = {"state": state, "ruleset": ruleset if state == "present" else "",
+                                                    "why": why}
+        return out
+
+    def complete(self) -> bool:
+        """Whether this run compiled every cluster (no --limit, no refused cluster): what each router serves and who
+        reaches each host is then known."""
+        return not self.refused_clusters and set(self.groups.get("vllm_clusters") or ()) <= set(self.outcome.launches)
 
     def observability_files(self, settings_host: str) -> Dict[str, str]:
         """The observability files (targets, scrape configs, rules, dashboards), or ObservabilityError for a bad
@@ -508,6 +541,14 @@ def inventory_problems(reader: Reader, groups: Mapping[str, Sequence[str]]) -> L
     return fleet.cluster_group_problems(groups, Plan(reader, groups).cluster_of)
 
 
+def shares(out: Outcome, play: Sequence[str]) -> Dict[str, Dict[str, Any]]:
+    """What each host of the play applies beside its launch (Outcome.hosts); a host the plan compiled nothing for
+    keeps its firewall as it is."""
+    kept = {"state": "kept", "ruleset": "", "why": "the plan compiled no firewall for this host"}
+    return {host: dict(out.hosts.get(host) or {}, firewall=(out.hosts.get(host) or {}).get("firewall") or kept)
+            for host in play}
+
+
 def run(reader: Reader, hosts: Sequence[str], groups: Mapping[str, Sequence[str]],
         overrides: Optional[Mapping[str, Any]] = None) -> Outcome:
     """Every check of the inventory and every launch of the clusters the hosts belong to."""
@@ -537,6 +578,7 @@ def run(reader: Reader, hosts: Sequence[str], groups: Mapping[str, Sequence[str]
             out.refusals += plan.prometheus_lines()
             out.flows = plan.flow_table()
             out.firewall, notes = plan.firewall_rules()
+            out.hosts = plan.host_shares()
             out.warnings += notes
     except ClusterError as exc:
         out.refusals += str(exc).splitlines()

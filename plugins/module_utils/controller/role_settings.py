@@ -19,10 +19,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    gpu_exporter, node_layout, render, runtimes, specs, watchdog_config)
+    gpu_exporter, node_layout, render, routers, runtimes, specs, watchdog_config)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.os_data import ROLES_DIR
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.boundary import CONTROL
-from ansible_collections.inferops.vllm.plugins.module_utils.node import router
 
 
 class RoleSettingsError(ValueError):
@@ -546,21 +545,18 @@ def vllm_exporters(options: Mapping[str, Any], launch: Mapping[str, Any], addres
 
 # --- vllm_router -----------------------------------------------------------------------------------------------
 
-def vllm_router(options: Mapping[str, Any], planned: List[Any]) -> Dict[str, Any]:
-    """vllm_router's settings: its config (module_utils/node/router.py, from the role's options and the clusters the
-    plan compiled), its files, and the URL the controller-side checks reach it by (a wildcard listener on loopback)."""
+def vllm_router(options: Mapping[str, Any], compiled: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """vllm_router's settings: its configuration as the plan compiled it (controller/routers.py; None when this run
+    compiled part of the site, and the router keeps the one it has), its files, and the URL the controller-side checks
+    reach it by (a wildcard listener on loopback)."""
     opt = _reader(options, "vllm_router")
-
-    try:
-        config = router.router_config(dict(options), list(planned or []))
-    except ValueError as err:
-        raise RoleSettingsError(str(err)) from None
+    config = dict(compiled) if isinstance(compiled, Mapping) else None
     config_dir, venv = str(opt("config_dir")), str(opt("venv"))
     host = str(opt("host"))
     host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     return {
         "config": config,
-        "planned": list(planned or []),
+        "kv_sides": routers.kv_sides(config or {}),
         "config_file": config_dir + "/router.json",
         "key_file": config_dir + "/api-key",
         "launcher": venv + "/launch_router.py",

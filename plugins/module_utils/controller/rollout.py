@@ -53,7 +53,8 @@ def unrouted(summaries: Iterable[Mapping[str, Any]], routers: Sequence[Mapping[s
 
 
 def accepted(value: Any) -> Optional[bool]:
-    """vllm_rollout_allow_downtime as Ansible's bool reads it (unset: false); None for a value that is not one."""
+    """A bool variable as Ansible's bool reads it (unset: false): vllm_rollout_allow_downtime, vllm_firewall; None for
+    a value that is not one."""
     if value is None or isinstance(value, bool):
         return bool(value)
     if isinstance(value, int):

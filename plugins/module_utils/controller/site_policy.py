@@ -444,25 +444,22 @@ RESERVED_GROUPS = {"all": "every host", "ungrouped": "Ansible's hosts without a 
                    "localhost": "the controller"}
 
 
+# Folders of the plan's review files beside each cluster's own (plan_output.write): a cluster of that name would mix.
+REVIEW_FOLDERS = ("firewall", "observability")
+
+
 def reserved_lines(cluster_names: Iterable[str]) -> List[str]:
-    return [str(ClusterError("vllm_cluster", name, "inventory", "a reserved group name (%s): the playbooks would run "
-                             "that group's plays on the cluster's nodes" % RESERVED_GROUPS[name],
-                             "give the cluster a name of its own, e.g. k3_%s" % name.replace("vllm_", "")))
-            for name in sorted(set(cluster_names)) if name in RESERVED_GROUPS]
-
-
-def router_lines(routers: Mapping[str, Mapping[str, Any]], clusters: Sequence[Mapping[str, Any]],
-                 served: Callable[[Sequence[Any], Sequence[Mapping[str, Any]]], Any], error: type) -> List[str]:
-    """routers: {host: its vllm_router_clusters and vllm_router_workers}. Each router serves what it can: named
-    clusters that exist, and at most one P/D deployment (router.pd_sides, which the router play runs too)."""
     out = []
-    for host, settings in routers.items():
-        if settings.get("vllm_router_workers"):
-            continue   # explicit workers: the router serves what it is told
-        try:
-            served(settings.get("vllm_router_clusters") or [], clusters)
-        except error as exc:
-            out.append(str(ClusterError(exc.variable, exc.value, "host %s" % host, exc.problem, exc.fix)))
+    for name in sorted(set(cluster_names)):
+        if name in RESERVED_GROUPS:
+            problem = ("a reserved group name (%s): the playbooks would run that group's plays on the cluster's nodes"
+                       % RESERVED_GROUPS[name])
+        elif name in REVIEW_FOLDERS:
+            problem = "the name of a folder of the plan's review files (%s): its launches would mix with it" % name
+        else:
+            continue
+        out.append(str(ClusterError("vllm_cluster", name, "inventory", problem,
+                                    "give the cluster a name of its own, e.g. k3_%s" % name.replace("vllm_", ""))))
     return out
 
 

@@ -19,7 +19,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.os_data i
 # read it (docs/architecture.md, "what one role hands another"; tests/unit/test_handoffs.py): never inventory input.
 HANDOFFS = ("vllm_launch", "gpu_facts", "vllm_image_to_run", "vllm_image_pull_ref", "vllm_model_staged",
             "fabric_check_summary", "smoke_test_verdict", "vllm_router_url", "vllm_router_public_url", "vllm_router_kv_sides",
-            "vllm_observability_generated")
+            "vllm_observability_generated", "vllm_host_plan")
 _LOADED: Dict[str, Any] = {}
 
 
