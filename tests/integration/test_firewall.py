@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).parents[1] / "harness"))
+from firewall_probe import CLIENT, SERVER  # noqa: E402  (the Molecule probe's listeners and clients)
+
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import firewall, flows
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.fleet import PortUse
 
@@ -67,33 +70,6 @@ def namespaces():
         sh("ip", "netns", "del", client, check=False)
 
 
-SERVER = """
-import socket, sys, time
-socks = []
-for port in map(int, sys.argv[1:]):
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("0.0.0.0", port)); s.listen()
-    socks.append(s)
-print("ready", flush=True)
-time.sleep(60)
-"""
-
-CLIENT = """
-import json, socket, sys
-out = {}
-for source, port in json.loads(sys.argv[1]):
-    s = socket.socket(); s.settimeout(3); s.bind((source, 0))
-    try:
-        s.connect(("127.0.3.1", port)); out["%s %d" % (source, port)] = "open"
-    except ConnectionRefusedError:
-        out["%s %d" % (source, port)] = "refused"
-    except OSError as exc:
-        out["%s %d" % (source, port)] = "error %s" % exc
-    finally:
-        s.close()
-print(json.dumps(out))
-"""
-
-
 def reach(namespaces, ruleset):
     """{'source port': open|refused} from every client address to every port, with the ruleset loaded on the node."""
     node, client = namespaces
@@ -108,9 +84,10 @@ def reach(namespaces, ruleset):
                               stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout.readline().strip() == "ready"
-        pairs = [[source, port] for source in list(ADDRESSES.values())[1:] + [CONTROLLER, STRANGER]
+        pairs = [[source, source, port] for source in list(ADDRESSES.values())[1:] + [CONTROLLER, STRANGER]
                  for port in PORTS.values()]
-        return json.loads(sh("ip", "netns", "exec", client, sys.executable, "-c", CLIENT, json.dumps(pairs)).stdout)
+        return json.loads(sh("ip", "netns", "exec", client, sys.executable, "-c", CLIENT, ADDRESSES["node"],
+                             json.dumps(pairs)).stdout)
     finally:
         server.kill()
         server.wait()
