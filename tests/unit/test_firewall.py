@@ -82,3 +82,13 @@ def test_the_plan_says_what_site_yml_does_with_each_hosts_firewall():
     assert any(line.startswith("vllm_firewall is false on r") for line in lines)
     assert any(line.startswith("site.yml leaves x as they are") for line in lines)
     assert firewall.summary_lines({}) == []
+
+
+def test_a_router_open_to_anyone_gets_a_note_unless_it_listens_on_loopback():
+    api = flow("8080", "vllm_router_port", [flows.CONTROLLER, "clients (the router checks no key)"], host="r")
+    [note] = firewall.open_notes([api], ADDRESSES, {})
+    assert note.startswith("router r: its API (port 8080) reaches anyone") and "set vllm_firewall_allow" in note
+    assert firewall.open_notes([api], ADDRESSES, {"r": firewall.allow_networks(["10.0.0.5"])}) == []
+    assert "site's own firewall" in firewall.open_notes([api], ADDRESSES, {}, {"r": False})[0]
+    local = flow("8080", "vllm_router_port", [flows.CONTROLLER], binds="127.0.0.1", host="r")
+    assert firewall.open_notes([local], ADDRESSES, {}) == []

@@ -146,9 +146,20 @@ def rulesets(flows: Sequence[Flow], addresses: Mapping[str, Any], allow: Mapping
 
 def open_notes(flows: Sequence[Flow], addresses: Mapping[str, Any], allow: Mapping[str, Sequence[Network]],
                enabled: Optional[Mapping[str, bool]] = None) -> List[str]:
-    """A plan note per open API left open to everyone: vllm_firewall_allow is empty, or vllm_firewall is false."""
+    """A plan note per open API left open to everyone: vllm_firewall_allow is empty, or vllm_firewall is false. A
+    router's API is one (vllm-router checks no client key) unless it listens on loopback."""
     out = []
     for flow in flows:
+        if flow.variable == "vllm_router_port" and not fleet.loopback(flow.binds):
+            nets, _why = sources(flow, addresses, allow.get(flow.host) or ())
+            off = enabled is not None and enabled.get(flow.host) is False
+            if nets is None or off:
+                out.append("router %s: its API (port %s) reaches anyone who reaches the host, since vllm-router checks "
+                           "no client key: %s" % (flow.host, flow.port, "close it in the site's own firewall to all but "
+                                                  "your clients (%s is false)" % ENABLED if off else
+                                                  "set %s on it to your clients' addresses, and its firewall "
+                                                  "(firewall/%s.nft) closes it to everyone else" % (ALLOW, flow.host)))
+            continue
         if flow.variable == "vllm_port" and any(w.startswith("anyone") for w in flow.reached_by):
             if enabled is not None and enabled.get(flow.host) is False:
                 out.append("host %s: its open API (port %s) reaches anyone and %s is false: close it in the site's "
