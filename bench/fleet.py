@@ -96,6 +96,8 @@ def inventory(workdir: Path, size: int, mirror: bool, fleet: bool = False, ssh: 
             "container_runtime_daemon_options": {"bridge": "none", "iptables": False, "ip6tables": False,
                                                  "ip-forward": False, "ip-masq": False,
                                                  "storage-driver": "overlay2"},
+            # the nodes share this machine's network namespace: no firewall is loaded into it
+            "vllm_firewall": False,
         },
         "children": {
             "vllm_clusters": {"children": {name: None for name in clusters}},
