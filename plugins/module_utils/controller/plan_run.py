@@ -30,9 +30,9 @@ SECRET_VARS = frozenset(SECRET_ENV.values())
 PLAN_OPTIONAL = frozenset({"vllm_image"})
 # The roles playbooks/site.yml runs after the plan (tests/unit/test_site_role_vars.py keeps this in step):
 # their inventory variables are checked here, before any host is contacted.
-SITE_ROLES = ("host_proxy", "vllm_firewall", "node_read", "preflight", "nvidia_driver", "rocm", "container_runtime", "vllm_image",
-              "vllm_exporters", "fabric_check", "vllm_model", "vllm_serve", "vllm_watchdog", "vllm_router",
-              "vllm_prometheus", "vllm_observability", "smoke_test")
+SITE_ROLES = ("host_proxy", "vllm_firewall", "node_read", "preflight", "nvidia_driver", "rocm", "container_runtime",
+              "vllm_image", "vllm_exporters", "fabric_check", "vllm_model", "vllm_serve", "vllm_watchdog",
+              "vllm_router", "vllm_prometheus", "vllm_observability", "smoke_test")
 _ROLE_OPTIONS: Dict[str, Tuple[str, Mapping[str, Any]]] = {}
 
 
