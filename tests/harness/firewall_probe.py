@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Who reaches each port of a simulated node with a network namespace of its own (molecule/harness's harness-fw), with
 the firewall it loaded: a veth pair joins the node's namespace to one this probe makes, which holds every client
 address; listeners on the node answer each port; every client connects from its own address. Only loopback-range
