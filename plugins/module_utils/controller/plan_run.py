@@ -166,6 +166,7 @@ class Plan:
         self.refused_clusters: set = set()
         self.uses: Dict[str, List[fleet.PortUse]] = {}   # every listener of every host (fleet_lines)
         self.addresses: Dict[str, Any] = {}               # each host's own address (flow_table)
+        self.firewall_enabled: Dict[str, bool] = {}      # vllm_firewall per host of the flow table (firewall_rules)
 
     def host_vars(self, host: str) -> Dict[str, Any]:
         """What the plan reads of a host (plan.read_names()): nothing else is templated, and a secret only as present."""
@@ -441,9 +442,9 @@ class Plan:
         table = self.outcome.flows
         hosts = list(dict.fromkeys(flow.host for flow in table))
         allow = {host: firewall.allow_networks(optional_value(self.reader, host, firewall.ALLOW)) for host in hosts}
-        enabled = {host: self.firewall_on(host) for host in hosts}
+        self.firewall_enabled = {host: self.firewall_on(host) for host in hosts}
         return (firewall.rulesets(table, self.addresses, allow, firewall.peers(self.outcome.launches)),
-                firewall.open_notes(table, self.addresses, allow, enabled))
+                firewall.open_notes(table, self.addresses, allow, self.firewall_enabled))
 
     def firewall_on(self, host: str) -> bool:
         """vllm_firewall as Ansible's bool reads it ("false" from -e too); a value that is none, role_vars refuses."""
@@ -459,7 +460,7 @@ class Plan:
             # None: this run compiled part of the site, and the role leaves the router's configuration as it is
             out[host] = {"router": self.outcome.routers.get(host) if complete else None}
         for host, ruleset in self.outcome.firewall.items():
-            if not self.firewall_on(host):
+            if not self.firewall_enabled[host]:   # firewall_rules read it, once per host
                 state, why = "absent", "vllm_firewall is false: the host's firewall is the site's"
             elif not complete:
                 state, why = "kept", "this run compiled part of the site (--limit): the firewall stays as it is"
