@@ -46,7 +46,7 @@ fi
 # machine they are minutes of pip that nothing needs before sanity (2.20, 2.21) or integration (the rest).
 # Each stage waits for what it uses (wait_for_venvs), which also exports their paths in this shell.
 if (wants sanity || wants unit) && other_ansibles; then
-  (timed make_ansible_venvs) >"$LOG_DIR/venv-others.log" 2>&1 &
+  (timed make_ansible_venvs && if wants sanity; then timed prime_sanity_venvs; fi) >"$LOG_DIR/venv-others.log" 2>&1 &
   VENV_OTHERS_PID=$!
 elif wants molecule || wants lab; then
   (timed make_plays_venv) >"$LOG_DIR/venv-others.log" 2>&1 &
@@ -173,13 +173,26 @@ stage_lint() {
 # sanity_with VENV NAME PYTHON: that venv's ansible-test, on that Python version, in its own copy of the tree.
 # Each run has a HOME of its own: ansible-test keeps its test venvs under ~/.ansible/test/venv, named by
 # their requirements, and two versions creating the same one at once broke a fresh machine's run.
-sanity_with() {
+sanity_with() { sanity_in "$@" --color no; }
+
+# sanity_in VENV NAME PYTHON ARG...: `ansible-test sanity ARG...` with that venv, on that Python, in its own copy of
+# the tree, with its own HOME (the test venvs stay there between runs).
+sanity_in() {
   local dest=$INFEROPS_CACHE/$2/ansible_collections/inferops/vllm home=$INFEROPS_CACHE/$2-home
   rm -rf "$dest" && mkdir -p "$dest" "$home/.ansible/test/cache"
   git ls-files -co --exclude-standard | grep -v '^\.collections/' | tar -cf - -T - | tar -C "$dest" -xf -
   local pip
   for pip in 24_2 25_2; do cp "$HARNESS_DIR/get_pip_24_2.py" "$home/.ansible/test/cache/get_pip_$pip.py"; done
-  (cd "$dest" && HOME=$home PATH=$1/bin:$PATH ansible-test sanity --local --python "$3" --color no)
+  (cd "$dest" && HOME=$home PATH=$1/bin:$PATH ansible-test sanity --local --python "$3" "${@:4}")
+}
+
+# ansible-test's own venvs of each sanity test (pylint, yamllint, validate-modules...), made for the three versions
+# in the background job of the 2.20 and 2.21 venvs, beside lint: on a fresh machine they were minutes of pip inside
+# the sanity stage, whose runs wait on nothing else. A warm cache makes this a few checks.
+prime_sanity_venvs() {
+  sanity_in "$VENV" sanity 3.11 --prime-venvs
+  sanity_in "$ANSIBLE220_VENV" sanity-2.20 3.12 --prime-venvs
+  sanity_in "$ANSIBLE221_VENV" sanity-2.21 3.13 --prime-venvs
 }
 
 # with_all_ansibles NAME FN: FN VENV NAME PYTHON with 2.19 (this venv), and beside it, at the same time, with 2.20
