@@ -36,6 +36,34 @@ trap 'for pid in $IMAGES_PID $IMAGES_13_PID $VENV_OTHERS_PID $VENVS_PID $BUILD_P
       harness_cleanup; stage_table' EXIT
 export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
 
+# ansible-test wants the tree at ansible_collections/<ns>/<name>, without the
+# .collections link that points back at it. The get-pip shim keeps it offline: ansible-test 2.19 bootstraps
+# pip 24.2, 2.20 and 2.21 pip 25.2, each from the file named after its version.
+# sanity_with VENV NAME PYTHON: that venv's ansible-test, on that Python version, in its own copy of the tree.
+# Each run has a HOME of its own: ansible-test keeps its test venvs under ~/.ansible/test/venv, named by
+# their requirements, and two versions creating the same one at once broke a fresh machine's run.
+sanity_with() { sanity_in "$@" --color no; }
+
+# sanity_in VENV NAME PYTHON ARG...: `ansible-test sanity ARG...` with that venv, on that Python, in its own copy of
+# the tree, with its own HOME (the test venvs stay there between runs).
+sanity_in() {
+  local dest=$INFEROPS_CACHE/$2/ansible_collections/inferops/vllm home=$INFEROPS_CACHE/$2-home
+  rm -rf "$dest" && mkdir -p "$dest" "$home/.ansible/test/cache"
+  git ls-files -co --exclude-standard | grep -v '^\.collections/' | tar -cf - -T - | tar -C "$dest" -xf -
+  local pip
+  for pip in 24_2 25_2; do cp "$HARNESS_DIR/get_pip_24_2.py" "$home/.ansible/test/cache/get_pip_$pip.py"; done
+  (cd "$dest" && HOME=$home PATH=$1/bin:$PATH ansible-test sanity --local --python "$3" "${@:4}")
+}
+
+# ansible-test's own venvs of each sanity test (pylint, yamllint, validate-modules...), made for the three versions
+# in the background job of the 2.20 and 2.21 venvs, beside lint: on a fresh machine they were minutes of pip inside
+# the sanity stage, whose runs wait on nothing else. A warm cache makes this a few checks.
+prime_sanity_venvs() {
+  sanity_in "$VENV" sanity 3.11 --prime-venvs
+  sanity_in "$ANSIBLE220_VENV" sanity-2.20 3.12 --prime-venvs
+  sanity_in "$ANSIBLE221_VENV" sanity-2.21 3.13 --prime-venvs
+}
+
 prepare_controller
 other_ansibles() { [[ ${INFEROPS_OTHER_ANSIBLES:-1} != 0 ]]; }
 needs_hub() { wants molecule || wants lab || wants integration; }
@@ -165,34 +193,6 @@ stage_lint() {
   python3 tests/check_argument_specs.py
   python3 tests/tools/role_readmes.py --check
   timed galaxy_import
-}
-
-# ansible-test wants the tree at ansible_collections/<ns>/<name>, without the
-# .collections link that points back at it. The get-pip shim keeps it offline: ansible-test 2.19 bootstraps
-# pip 24.2, 2.20 and 2.21 pip 25.2, each from the file named after its version.
-# sanity_with VENV NAME PYTHON: that venv's ansible-test, on that Python version, in its own copy of the tree.
-# Each run has a HOME of its own: ansible-test keeps its test venvs under ~/.ansible/test/venv, named by
-# their requirements, and two versions creating the same one at once broke a fresh machine's run.
-sanity_with() { sanity_in "$@" --color no; }
-
-# sanity_in VENV NAME PYTHON ARG...: `ansible-test sanity ARG...` with that venv, on that Python, in its own copy of
-# the tree, with its own HOME (the test venvs stay there between runs).
-sanity_in() {
-  local dest=$INFEROPS_CACHE/$2/ansible_collections/inferops/vllm home=$INFEROPS_CACHE/$2-home
-  rm -rf "$dest" && mkdir -p "$dest" "$home/.ansible/test/cache"
-  git ls-files -co --exclude-standard | grep -v '^\.collections/' | tar -cf - -T - | tar -C "$dest" -xf -
-  local pip
-  for pip in 24_2 25_2; do cp "$HARNESS_DIR/get_pip_24_2.py" "$home/.ansible/test/cache/get_pip_$pip.py"; done
-  (cd "$dest" && HOME=$home PATH=$1/bin:$PATH ansible-test sanity --local --python "$3" "${@:4}")
-}
-
-# ansible-test's own venvs of each sanity test (pylint, yamllint, validate-modules...), made for the three versions
-# in the background job of the 2.20 and 2.21 venvs, beside lint: on a fresh machine they were minutes of pip inside
-# the sanity stage, whose runs wait on nothing else. A warm cache makes this a few checks.
-prime_sanity_venvs() {
-  sanity_in "$VENV" sanity 3.11 --prime-venvs
-  sanity_in "$ANSIBLE220_VENV" sanity-2.20 3.12 --prime-venvs
-  sanity_in "$ANSIBLE221_VENV" sanity-2.21 3.13 --prime-venvs
 }
 
 # with_all_ansibles NAME FN: FN VENV NAME PYTHON with 2.19 (this venv), and beside it, at the same time, with 2.20
