@@ -55,14 +55,24 @@ sanity_in() {
   (cd "$dest" && HOME=$home PATH=$1/bin:$PATH ansible-test sanity --local --python "$3" "${@:4}")
 }
 
-# ansible-test's own venvs of each sanity test (pylint, yamllint, validate-modules...), made for the three versions
-# in the background job of the 2.20 and 2.21 venvs, beside lint: on a fresh machine they were minutes of pip inside
-# the sanity stage, whose runs wait on nothing else. A warm cache makes this a few checks.
-prime_sanity_venvs() {
-  sanity_in "$VENV" sanity 3.11 --prime-venvs
-  sanity_in "$ANSIBLE220_VENV" sanity-2.20 3.12 --prime-venvs
-  sanity_in "$ANSIBLE221_VENV" sanity-2.21 3.13 --prime-venvs
+# The background job of the 2.20 and 2.21 venvs, beside lint. When sanity runs, it also makes ansible-test's own venvs
+# of each sanity test (pylint, yamllint, validate-modules...) for the three versions, each as soon as its ansible-core
+# is there: on a fresh machine they were minutes of pip inside the sanity stage, three versions at once; made one
+# after the other at the end of this job, the sanity stage waited 168 s for them (2026-12-07). A warm cache makes
+# each a few checks.
+ansible_venvs_job() {
+  local primes=() pid
+  if wants sanity; then (timed prime_sanity sanity "$VENV" 3.11) & primes+=("$!"); fi
+  timed make_ansible_venvs
+  if wants sanity; then
+    (timed prime_sanity sanity-2.20 "$ANSIBLE220_VENV" 3.12) & primes+=("$!")
+    timed prime_sanity sanity-2.21 "$ANSIBLE221_VENV" 3.13
+  fi
+  for pid in "${primes[@]}"; do wait "$pid"; done
 }
+
+# prime_sanity NAME VENV PYTHON: ansible-test's venvs for the sanity run NAME (sanity_with VENV NAME PYTHON).
+prime_sanity() { sanity_in "$2" "$1" "$3" --prime-venvs; }
 
 prepare_controller
 other_ansibles() { [[ ${INFEROPS_OTHER_ANSIBLES:-1} != 0 ]]; }
@@ -74,7 +84,7 @@ fi
 # machine they are minutes of pip that nothing needs before sanity (2.20, 2.21) or integration (the rest).
 # Each stage waits for what it uses (wait_for_venvs), which also exports their paths in this shell.
 if (wants sanity || wants unit) && other_ansibles; then
-  (timed make_ansible_venvs && if wants sanity; then timed prime_sanity_venvs; fi) >"$LOG_DIR/venv-others.log" 2>&1 &
+  (ansible_venvs_job) >"$LOG_DIR/venv-others.log" 2>&1 &
   VENV_OTHERS_PID=$!
 elif wants molecule || wants lab; then
   (timed make_plays_venv) >"$LOG_DIR/venv-others.log" 2>&1 &
