@@ -36,16 +36,15 @@ trap 'for pid in $IMAGES_PID $IMAGES_13_PID $VENV_OTHERS_PID $VENVS_PID $BUILD_P
       harness_cleanup; stage_table' EXIT
 export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
 
-# ansible-test wants the tree at ansible_collections/<ns>/<name>, without the
-# .collections link that points back at it. The get-pip shim keeps it offline: ansible-test 2.19 bootstraps
-# pip 24.2, 2.20 and 2.21 pip 25.2, each from the file named after its version.
-# sanity_with VENV NAME PYTHON: that venv's ansible-test, on that Python version, in its own copy of the tree.
-# Each run has a HOME of its own: ansible-test keeps its test venvs under ~/.ansible/test/venv, named by
-# their requirements, and two versions creating the same one at once broke a fresh machine's run.
+# sanity_with VENV NAME PYTHON: the sanity tests with that venv's ansible-test, on that Python version.
 sanity_with() { sanity_in "$@" --color no; }
 
 # sanity_in VENV NAME PYTHON ARG...: `ansible-test sanity ARG...` with that venv, on that Python, in its own copy of
-# the tree, with its own HOME (the test venvs stay there between runs).
+# the tree: ansible-test wants it at ansible_collections/<ns>/<name>, without the .collections link that points back
+# at it. The get-pip shim keeps it offline: ansible-test 2.19 bootstraps pip 24.2, 2.20 and 2.21 pip 25.2, each from
+# the file named after its version. Each NAME has a HOME of its own: ansible-test keeps its test venvs under
+# ~/.ansible/test/venv (they stay there between runs), named by their requirements, and two versions creating the
+# same one at once broke a fresh machine's run.
 sanity_in() {
   local dest=$INFEROPS_CACHE/$2/ansible_collections/inferops/vllm home=$INFEROPS_CACHE/$2-home
   rm -rf "$dest" && mkdir -p "$dest" "$home/.ansible/test/cache"
