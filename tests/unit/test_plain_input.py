@@ -85,6 +85,18 @@ def test_token_looking_values_warn(value):
     assert not any(value in w for w in warnings)
 
 
+@pytest.mark.parametrize("variable, value", [
+    ("vllm_env", {"UCX_PROXY": "ops:s3cretpw@reg.example:5000"}),
+    ("vllm_site_env", {"SOMETHING": "https://ops:s3cretpw@mirror.example/x"}),
+    ("vllm_args", {"kv-transfer-config": {"kv_connector": "X", "url": "redis://u:s3cretpw@10.0.0.9:6379"}}),
+    ("vllm_site_args", {"tokenizer": "ops:s3cretpw@hf.example/org/tok"})])
+def test_a_login_in_a_pass_through_value_is_refused_unshown(variable, value):
+    """A user:password@ in any pass-through value would reach vllm.env, argv or vllm.yaml: refused, never echoed."""
+    with pytest.raises(ClusterError) as info:
+        compile_(**{variable: value})
+    assert "login" in str(info.value) and "s3cretpw" not in str(info.value)
+
+
 # --- 6. IPv6 ------------------------------------------------------------------------------------------
 
 def test_ipv6_endpoint_is_bracketed():

@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     CLUSTER_DEFAULTS, SECRET_ENV, Cluster, ClusterError, ClusterErrors)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.wrong_values import shown_hosts
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import vllm_surface
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import redact, vllm_surface
 
 # vllm_serve writes vllm.env as KEY=VALUE lines, read by community.docker's parse_env_file (docker_container's
 # env_file): one variable per line, split at the first "=", the line stripped of blanks.
@@ -89,7 +89,15 @@ def env_problems(variable: str, env: Mapping[Any, Any], where: str) -> List[Clus
         elif text != text.strip():
             out.append(ClusterError(key, value, where, "starts or ends with blanks, which docker's env-file reader "
                                     "strips", "remove the leading and trailing blanks"))
+        elif redact.has_login(text):
+            out.append(_login_problem(key, value, where, "vllm.env and the review files"))
     return out
+
+
+def _login_problem(key: str, value: Any, where: str, lands: str) -> ClusterError:
+    return ClusterError(key, value, where, "holds a login (user:password@host), which would land in %s" % lands,
+                        "give the nodes that credential outside the plan (an instance role, a credentials file) or "
+                        "through a secret variable (ansible-vault), and remove the user:password@ part")
 
 
 def args_problems(variable: str, args: Mapping[Any, Any], where: str,
@@ -101,6 +109,10 @@ def args_problems(variable: str, args: Mapping[Any, Any], where: str,
             out.append(ClusterError("%s[%r]" % (variable, flag), "<hidden>", where,
                                     "--%s carries a credential: it would land on argv, in the review files and in "
                                     "the world-readable vllm.yaml" % name, _secret_fix(flags[name], "--" + name)))
+        elif redact.has_login(args[flag]):
+            shown = args[flag] if isinstance(args[flag], str) else "<hidden>"
+            out.append(_login_problem("%s[%r]" % (variable, flag), shown, where,
+                                      "argv, the review files and the world-readable vllm.yaml"))
     return out
 
 
