@@ -67,7 +67,7 @@ def test_followers_are_their_differences_from_the_head():
     assert block(lines, "follower n1 (rank 1) differs from the head in") == [
         "--node-rank 1 (head 0)", "--headless (not on the head)", "no --host (head 0.0.0.0)",
         "no --port (head 8000)", "-e NCCL_IB_HCA==mlx5_1 (head =mlx5_0)",
-        "-e VLLM_HOST_IP=10.0.0.2 (head 10.0.0.1)"]
+        "-e VLLM_HOST_IP=10.0.0.2 (head 10.0.0.1)", "--stop-timeout 3 (not on the head)"]
     dep = plan_view.plan_lines(compile_(vllm_strategy="dep", vllm_image=IMAGE))
     assert "--data-parallel-start-rank 8 (not on the head)" in block(dep, "follower n1 (rank 1)")
 

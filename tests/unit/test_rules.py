@@ -334,6 +334,13 @@ def test_rdma_container_and_nccl_env():
     assert env["NCCL_IB_HCA"] == "=mlx5_0" and env["NCCL_IB_GID_INDEX"] == "3" and env["VLLM_HOST_IP"] == "10.0.0.2"
 
 
+def test_only_followers_stop_without_docker_s_ten_seconds():
+    """A follower's workers wait on their gone head in a collective: docker's 10 s grace was pure downtime."""
+    out = compile_(vllm_strategy="tp_pp")
+    assert "stop_timeout" not in out["n0"]["container"] and out["n1"]["container"]["stop_timeout"] == 3
+    assert {k: v for k, v in out["n1"]["container"].items() if k != "stop_timeout"} == out["n0"]["container"]
+
+
 def test_mnnvl_container_gets_imex_channel_and_env():
     out = compile_(vllm_gpu_model="GB200", vllm_fabric="mnnvl", vllm_nvlink_domain="r1", vllm_strategy="dep")
     assert any("imex-channels/channel0" in d for d in out["n0"]["container"]["devices"])

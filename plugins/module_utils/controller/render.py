@@ -30,6 +30,8 @@ def docker_options(launch: Mapping[str, Any]) -> List[Tuple[str, str]]:
     out: List[Tuple[str, str]] = [("--network", c["network_mode"]), ("--ipc", c["ipc_mode"])]
     if c.get("pid_mode"):
         out.append(("--pid", c["pid_mode"]))
+    if c.get("stop_timeout") is not None:
+        out.append(("--stop-timeout", str(c["stop_timeout"])))
     if c.get("privileged"):
         out.append(("--privileged", ""))
     for req in c.get("device_requests", []):
