@@ -38,21 +38,26 @@ def side(role, tmp):
     # side once it attends to KV that NIXL wrote (docs/disaggregation.md); float32 takes the vector kernel
     args = vllm_servers.K3_ARGS + ["--dtype", "float32",
                                    "--kv-transfer-config", json.dumps(disagg.transfer_config(role, CONNECTOR))]
-    return vllm_servers.Server(vllm_servers.tiny_k3(), args, tmp / ("%s.log" % role), env=env)
+    return vllm_servers.Server(vllm_servers.tiny_k3(), args, tmp / ("%s.log" % role), env=env, wait=False)
 
 
 @pytest.fixture(scope="module")
 def sides(tmp_path_factory):
+    """Both sides started, then both awaited: each start is mostly one CPU's imports."""
     tmp = tmp_path_factory.mktemp("pd")
-    prefill = side("prefill", tmp)
+    started = {}
     try:
-        decode = side("decode", tmp)
+        for role in ("prefill", "decode"):
+            started[role] = side(role, tmp)
+        for server in started.values():
+            server.wait()
     except BaseException:
-        prefill.stop()
+        for server in started.values():
+            server.stop()
         raise
-    yield {"prefill": prefill, "decode": decode}
-    decode.stop()
-    prefill.stop()
+    yield started
+    for server in reversed(list(started.values())):
+        server.stop()
 
 
 def summary(role, server):

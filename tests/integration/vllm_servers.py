@@ -20,10 +20,19 @@ LEAN_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_S
 LEAN_ARGS = ["--dtype", "bfloat16", "--enforce-eager", "--distributed-executor-backend", "uni"]
 
 
+_HANDED_OUT = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port on 127.0.0.1 not handed out before in this run: servers started side by side pick theirs before
+    either binds one."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def tiny_kimi_k25():
@@ -59,7 +68,10 @@ def stop_process(proc: subprocess.Popen, timeout: float = 15) -> None:
 
 
 class Server:
-    def __init__(self, model, args, log, env=None):
+    """`vllm serve` of a local model on 127.0.0.1; healthy once constructed, or with wait=False once wait() returns
+    (two servers started before either is awaited start side by side, one CPU each)."""
+
+    def __init__(self, model, args, log, env=None, wait=True):
         self.port = free_port()
         self.url = "http://127.0.0.1:%d" % self.port
         cmd = [str(Path(sys.executable).parent / "vllm"), "serve", str(model), "--host", "127.0.0.1",
@@ -68,6 +80,11 @@ class Server:
         with open(log, "w", encoding="utf-8") as fh:
             self.proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=dict(os.environ, **LEAN_ENV, **(env or {})),
                                          start_new_session=True)
+        if wait:
+            self.wait()
+
+    def wait(self):
+        log = self.log
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
