@@ -10,7 +10,8 @@ from site_playbook import ROOT
 
 DOCS = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *ROOT.glob("docs/*.md"), *ROOT.glob("roles/*/README.md")])
 # What a user reads: the contributor's pages may use checkout paths (scripts/lab.sh, playbooks/site.yml).
-CONTRIBUTOR_DOCS = {ROOT / "CONTRIBUTING.md", ROOT / "docs/testing.md", ROOT / "docs/benchmarks.md"}
+CONTRIBUTOR_DOCS = {ROOT / "CONTRIBUTING.md", ROOT / "docs/testing.md", ROOT / "docs/benchmarks.md",
+                    ROOT / "docs/benchmarks-history.md"}
 USER_FILES = sorted(
     [p for p in DOCS if p not in CONTRIBUTOR_DOCS] + list(ROOT.glob("playbooks/*.yml"))
     + [p for p in ROOT.glob("inventories/example-*/**/*") if p.is_file()])
@@ -24,8 +25,8 @@ PLACEHOLDER = re.compile(r"[<>{}$]|\.\.\.|…|\bINV\b|\bD/")
 PATH_TOKEN = re.compile(r"[^\s`'\"(),;=\[\]|]+")
 # inferops.vllm.<name> that is neither a playbook, a role nor a plugin: the containers' labels.
 NOT_CONTENT = {"launch", "exporter"}
-# docs/benchmarks.md keeps a dated log below this heading: it names what was measured then, renamed since or not.
-HISTORY = "\n## History"
+# The benchmarks' dated log names what was measured then, renamed since or not: its paths are not checked.
+HISTORY_DOC = ROOT / "docs/benchmarks-history.md"
 
 
 def spans(text: str):
@@ -62,7 +63,7 @@ def exists(path: str) -> bool:
 
 
 def read(doc: Path) -> str:
-    return doc.read_text().split(HISTORY)[0]
+    return "" if doc == HISTORY_DOC else doc.read_text()
 
 
 def named_paths(doc: Path):

@@ -133,9 +133,9 @@ def test_architecture_tells_the_site_order():
     diagram = text[text.index("NODES, in site.yml order"):text.index("upgrade.yml /")]
     problem = order_problem(mentioned(diagram, ROLES), site_roles()[1:])   # the plan is drawn above
     assert not problem, "docs/architecture.md, the diagram's nodes part: " + problem
-    rows = table_roles(section(ARCHITECTURE, "## 4. Host roles, in `site.yml` order"), 1)
-    problem = order_problem(rows, site_roles()[1:])   # the plan play is section 2
-    assert not problem, "docs/architecture.md, section 4's table: " + problem
+    rows = table_roles(section(ARCHITECTURE, "## 2. Host roles, in `site.yml` order"), 1)
+    problem = order_problem(rows, site_roles()[1:])   # the plan play is drawn above
+    assert not problem, "docs/architecture.md, section 2's table: " + problem
 
 
 def headings(path: Path, level: int) -> list:
