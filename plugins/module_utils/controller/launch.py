@@ -34,12 +34,12 @@ MODEL_CACHE = "/root/.cache/huggingface"          # inside the container
 COMPILE_CACHE = "/root/.cache/vllm"
 COMPILE_CACHE_ENV = {"VLLM_CACHE_ROOT": COMPILE_CACHE, "TORCHINDUCTOR_CACHE_DIR": COMPILE_CACHE + "/inductor",
                      "TRITON_CACHE_DIR": COMPILE_CACHE + "/triton"}
-# Flags that may differ between nodes; everything else shapes the engine and must match.
 # Seconds docker gives a follower between SIGTERM and SIGKILL (docker's default is 10). A follower serves no API and
 # holds no state to flush, and once its head is gone its workers sit in a collective that never returns: vLLM's
 # executor waits VLLM_WORKER_SHUTDOWN_TIMEOUT_SECONDS (5) for them, then 4 s more after SIGTERM, so every group stop
 # waited docker's full 10 s for the follower (measured on the lab's TP2 group: head 0.6 s, follower killed at 10 s).
 FOLLOWER_STOP_TIMEOUT = 3
+# Flags that may differ between nodes; everything else shapes the engine and must match.
 NODE_FLAGS = {"host", "port", "headless", "node-rank", "data-parallel-start-rank", "api-server-count"}
 # Environment that is local to a node (its own IP, NICs, CPU pinning).
 NODE_ENV = {"VLLM_HOST_IP", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NCCL_IB_HCA", "NVSHMEM_HCA_LIST",
