@@ -32,6 +32,16 @@ STAGE_ROWS=()  # "name|seconds" of each stage that ended, and its parts: the tab
 STAGE_PARTS=() # the running stage's waits on background jobs, and what those jobs did
 STAGE=         # the stage running now, and when it began
 STAGE_START=0
+STAGE_CPU=     # the machine's CPU ticks when it began (cpu_ticks): how idle the two CPUs were during it
+
+# cpu_ticks: "IDLE TOTAL", the machine's idle (with iowait) and total CPU ticks so far, from /proc/stat.
+cpu_ticks() {
+  local _cpu user nice system idle iowait irq softirq steal _rest
+  read -r _cpu user nice system idle iowait irq softirq steal _rest </proc/stat
+  echo "$((idle + iowait)) $((user + nice + system + idle + iowait + irq + softirq + steal))"
+}
+
+RUN_CPU=$(cpu_ticks)   # the same at the start of the run
 trap 'for pid in $IMAGES_PID $IMAGES_13_PID $VENV_OTHERS_PID $VENVS_PID $BUILD_PID; do kill "$pid" 2>/dev/null || true; done
       harness_cleanup; stage_table' EXIT
 export ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0
@@ -349,15 +359,26 @@ stage_lab() {
   INFEROPS_TIMES_FILE=$LOG_DIR/lab-times.log INFEROPS_LAB_REPORTS=$INFEROPS_CACHE/lab-reports bash scripts/lab.sh test
 }
 
+# idle_since "IDLE TOTAL": the share of the CPUs' time that was idle since then, as ", CPUs N % idle" (a stage
+# whose CPUs sat idle is one that something could run beside).
+idle_since() {
+  local now idle total
+  now=$(cpu_ticks)
+  idle=$((${now% *} - ${1% *})) total=$((${now#* } - ${1#* }))
+  if ((total > 0)); then printf ', CPUs %d %% idle' $((100 * idle / total)); fi
+}
+
 # stage_table: how long each stage took (and the parts that ran beside it or within it), printed last whether the
 # run passed or failed: CI keeps only a run's last lines. A stage that failed is named so.
 stage_table() {
   local row
-  [[ -z $STAGE ]] || STAGE_ROWS+=("$STAGE (FAILED)|$((SECONDS - STAGE_START))" "${STAGE_PARTS[@]}")
+  [[ -z $STAGE ]] || STAGE_ROWS+=("$STAGE (FAILED)$(idle_since "$STAGE_CPU")|$((SECONDS - STAGE_START))" "${STAGE_PARTS[@]}")
   STAGE=
   ((${#STAGE_ROWS[@]})) || return 0
   printf '\n%-44s %7s\n' "stage (docs/testing.md)" seconds >&2
-  for row in "${STAGE_ROWS[@]}" "whole run|$SECONDS"; do printf '%-44s %7s\n' "${row%|*}" "${row##*|}" >&2; done
+  for row in "${STAGE_ROWS[@]}" "whole run$(idle_since "$RUN_CPU")|$SECONDS"; do
+    printf '%-44s %7s\n' "${row%|*}" "${row##*|}" >&2
+  done
 }
 
 # stage_parts STAGE: the rows of what ran inside a stage: Molecule's scenarios and their actions; the lab's timed steps
@@ -379,7 +400,7 @@ stage_parts() {
   esac
 }
 
-STAGE_ROWS+=("set-up|$SECONDS")
+STAGE_ROWS+=("set-up$(idle_since "$RUN_CPU")|$SECONDS")
 for stage in "${ALL_STAGES[@]}"; do
   wants "$stage" || continue
   # the build stage (a tarball, its install, ansible-doc: light) runs beside the Molecule stage
@@ -388,10 +409,10 @@ for stage in "${ALL_STAGES[@]}"; do
     BUILD_PID=$!
     continue
   fi
-  STAGE=$stage STAGE_START=$SECONDS STAGE_PARTS=()
+  STAGE=$stage STAGE_START=$SECONDS STAGE_PARTS=() STAGE_CPU=$(cpu_ticks)
   timed "stage_$stage"
   if [[ $stage == molecule ]]; then wait_for_job BUILD_PID "$LOG_DIR/build.log"; fi
-  STAGE_ROWS+=("$stage|$((SECONDS - STAGE_START))" "${STAGE_PARTS[@]}")
+  STAGE_ROWS+=("$stage$(idle_since "$STAGE_CPU")|$((SECONDS - STAGE_START))" "${STAGE_PARTS[@]}")
   STAGE=
   stage_parts "$stage"
 done
