@@ -1,7 +1,7 @@
 """Issue #26, items 1, 2, 6, 7, 8: what plain variables, addresses, sizes and host paths may hold."""
 import pytest
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import plain_input, vllm_surface
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster, plain_input, vllm_surface
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import ClusterError
 from clusters import compile_
 
@@ -159,3 +159,14 @@ def test_one_node_replica_gets_no_rdma_devices():
     assert not any("infiniband" in d for d in container["devices"]) and "IPC_LOCK" not in container["capabilities"]
     across = compile_(n=2, vllm_strategy="dep")["n0"]["container"]
     assert "/dev/infiniband:/dev/infiniband" in across["devices"] and "IPC_LOCK" in across["capabilities"]
+
+
+def test_raise_all_raises_nothing_the_one_or_all_as_lines():
+    one, two = (ClusterError("vllm_port", 0, "host n%d" % i, "out of range", "use 8000") for i in (0, 1))
+    cluster.raise_all([])
+    with pytest.raises(ClusterError) as info:
+        cluster.raise_all([one])
+    assert info.value is one
+    with pytest.raises(cluster.ClusterErrors) as info:
+        cluster.raise_all([one, two])
+    assert info.value.errors == (one, two) and str(info.value).splitlines() == [str(one), str(two)]

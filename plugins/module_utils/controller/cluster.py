@@ -238,6 +238,14 @@ class ClusterErrors(ClusterError):
         self.args = ("\n".join(str(e) for e in errors),)
 
 
+def raise_all(errors: Sequence[ClusterError]) -> None:
+    """Nothing when there is no refusal; the one refusal itself; several as one ClusterErrors (a line each)."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise ClusterErrors(errors)
+
+
 def _type_problem(variable: str, value: Any) -> Optional[Tuple[str, str]]:
     """(what is allowed, the fix) when `value` does not fit the variable's kind (VAR_TYPES) or its format on
     the boundary (boundary.VAR_FORMATS), else None. A list whose format gives its own example of a list says that
@@ -287,10 +295,7 @@ def _check_types(members: Sequence[Tuple[str, Mapping[str, Any]]]) -> List[Tuple
     wrong = wrong_values.gather(((host, [(var, hvars.get(var)) for var in VAR_TYPES]) for host, hvars in members),
                                 _type_problem)
     errors = [ClusterError(w.variable, w.value, w.where, w.problem, w.fix) for w in wrong]
-    if len(errors) == 1:
-        raise errors[0]
-    if errors:
-        raise ClusterErrors(errors)
+    raise_all(errors)
 
     def number(var: str, value: Any) -> Any:
         spec = VAR_TYPES.get(var)

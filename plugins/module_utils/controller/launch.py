@@ -17,7 +17,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
     weight_cache)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.url_host import base_url
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
-    OWNED_FLAGS, SECRET_ENV, Cluster, ClusterError, ClusterErrors, Node, shape)
+    OWNED_FLAGS, SECRET_ENV, Cluster, ClusterError, Node, raise_all, shape)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import PROFILES, proposed_flags
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import layers as profile_layers
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import (
@@ -464,10 +464,7 @@ def compile_cluster(cluster: Cluster) -> Dict[str, Dict[str, Any]]:
     refused, opened = site_policy.passthrough_findings(
         cluster.name, compiled, cluster.settings["vllm_allow_sensitive"] or (),
         cluster.surface.env_vars, cluster.model.revision if cluster.model is not None else None)
-    if len(refused) == 1:
-        raise refused[0]
-    if refused:
-        raise ClusterErrors(refused)
+    raise_all(refused)
     input_warnings += opened
     _check_same_engine(cluster, compiled)
     capacity = _capacity(cluster, compiled[cluster.head.host][0])

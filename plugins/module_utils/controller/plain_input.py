@@ -12,7 +12,7 @@ import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
-    CLUSTER_DEFAULTS, SECRET_ENV, Cluster, ClusterError, ClusterErrors)
+    CLUSTER_DEFAULTS, SECRET_ENV, Cluster, ClusterError, raise_all)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.wrong_values import shown_hosts
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import redact, vllm_surface
 
@@ -182,8 +182,5 @@ def check(cluster: Cluster) -> List[str]:
     for problem, hosts in found.values():
         errors.append(ClusterError(problem.variable, problem.value, shown_hosts(hosts), problem.problem, problem.fix))
     errors += volume_problems(s, where)
-    if len(errors) == 1:
-        raise errors[0]
-    if errors:
-        raise ClusterErrors(errors)
+    raise_all(errors)
     return warnings
