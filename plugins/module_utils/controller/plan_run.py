@@ -166,7 +166,6 @@ class Plan:
         self.refused_clusters: set = set()
         self.uses: Dict[str, List[fleet.PortUse]] = {}   # every listener of every host (fleet_lines)
         self.addresses: Dict[str, Any] = {}               # each host's own address (flow_table)
-        self.firewall_enabled: Dict[str, bool] = {}      # vllm_firewall per host of the flow table (firewall_rules)
 
     def host_vars(self, host: str) -> Dict[str, Any]:
         """What the plan reads of a host (plan.read_names()): nothing else is templated, and a secret only as present."""
@@ -436,31 +435,32 @@ class Plan:
             ssh_ports={host: port for host, port in ((h, ssh_port(h)) for h in hosts) if port is not None},
             binds=binds))
 
-    def firewall_rules(self) -> Tuple[Dict[str, str], List[str]]:
-        """Each host's firewall, compiled from the flow table (flow_table first), and a note per open API that it
-        leaves open to everyone; FirewallError for a vllm_firewall_allow it cannot use."""
+    def firewall_rules(self) -> Tuple[Dict[str, str], List[str], Dict[str, bool]]:
+        """Each host's firewall, compiled from the flow table (flow_table first), a note per open API that it
+        leaves open to everyone, and each host's vllm_firewall (read once, for the notes and host_shares);
+        FirewallError for a vllm_firewall_allow it cannot use."""
         table = self.outcome.flows
         hosts = list(dict.fromkeys(flow.host for flow in table))
         allow = {host: firewall.allow_networks(optional_value(self.reader, host, firewall.ALLOW)) for host in hosts}
-        self.firewall_enabled = {host: self.firewall_on(host) for host in hosts}
+        enabled = {host: self.firewall_on(host) for host in hosts}
         return (firewall.rulesets(table, self.addresses, allow, firewall.peers(self.outcome.launches)),
-                firewall.open_notes(table, self.addresses, allow, self.firewall_enabled))
+                firewall.open_notes(table, self.addresses, allow, enabled), enabled)
 
     def firewall_on(self, host: str) -> bool:
         """vllm_firewall as Ansible's bool reads it ("false" from -e too); a value that is none, role_vars refuses."""
         return rollout.accepted(optional_value(self.reader, host, firewall.ENABLED, True)) is not False
 
-    def host_shares(self) -> Dict[str, Dict[str, Any]]:
+    def host_shares(self, enabled: Mapping[str, bool]) -> Dict[str, Dict[str, Any]]:
         """What each host of the site applies beside its launch: its firewall (role vllm_firewall), present, absent
-        (vllm_firewall: false) or kept as it is (a --limit run compiles part of the site, and a table compiled
-        from part of it would shut out the peers it left out)."""
+        (vllm_firewall: false, as firewall_rules read it into `enabled`) or kept as it is (a --limit run compiles part
+        of the site, and a table compiled from part of it would shut out the peers it left out)."""
         complete = self.complete()
         out: Dict[str, Dict[str, Any]] = {}
         for host in self.groups.get("vllm_routers") or ():
             # None: this run compiled part of the site, and the role leaves the router's configuration as it is
             out[host] = {"router": self.outcome.routers.get(host) if complete else None}
         for host, ruleset in self.outcome.firewall.items():
-            if not self.firewall_enabled[host]:   # firewall_rules read it, once per host
+            if not enabled[host]:
                 state, why = "absent", "vllm_firewall is false: the host's firewall is the site's"
             elif not complete:
                 state, why = "kept", "this run compiled part of the site (--limit): the firewall stays as it is"
@@ -578,8 +578,8 @@ def run(reader: Reader, hosts: Sequence[str], groups: Mapping[str, Sequence[str]
             out.observability = plan.observability_files(hosts[0])
             out.refusals += plan.prometheus_lines()
             out.flows = plan.flow_table()
-            out.firewall, notes = plan.firewall_rules()
-            out.hosts = plan.host_shares()
+            out.firewall, notes, enabled = plan.firewall_rules()
+            out.hosts = plan.host_shares(enabled)
             out.warnings += notes
     except ClusterError as exc:
         out.refusals += str(exc).splitlines()
