@@ -280,6 +280,7 @@ stage_molecule() {
   # the nodes' Debian mirror (the machine's): a proxied scenario (hgx) lists it in no_proxy
   INFEROPS_DEBIAN_MIRROR_HOST=$(debian_mirror | sed -E 's#^[a-z]+://([^/:]+).*#\1#')
   export INFEROPS_DEBIAN_MIRROR_HOST
+  rm -f "$LOG_DIR/molecule-times.log"   # an earlier run's scenarios are not this run's
   if [[ -n ${MOLECULE_SCENARIOS:-} ]]; then
     for s in $MOLECULE_SCENARIOS; do timed molecule test -s "$s"; done
     return 0
@@ -291,7 +292,6 @@ stage_molecule() {
   local others
   others=$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -n1 basename |
            grep -vxE 'lab|bench|bench27|hosts|harness' | sort | tr '\n' ' ')
-  rm -f "$LOG_DIR/molecule-times.log"
   molecule_lane hosts harness & local lane_hosts=$!
   # shellcheck disable=SC2086
   molecule_lane $others & local lane_others=$!
