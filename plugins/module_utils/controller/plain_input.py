@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     CLUSTER_DEFAULTS, SECRET_ENV, Cluster, ClusterError, raise_all)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.wrong_values import shown_hosts
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import redact, vllm_surface
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import redact, site_policy, vllm_surface
 
 # vllm_serve writes vllm.env as KEY=VALUE lines, read by community.docker's parse_env_file (docker_container's
 # env_file): one variable per line, split at the first "=", the line stripped of blanks.
@@ -109,7 +109,7 @@ def args_problems(variable: str, args: Mapping[Any, Any], where: str,
             out.append(ClusterError("%s[%r]" % (variable, flag), "<hidden>", where,
                                     "--%s carries a credential: it would land on argv, in the review files and in "
                                     "the world-readable vllm.yaml" % name, _secret_fix(flags[name], "--" + name)))
-        elif redact.has_login(args[flag]):
+        elif any(redact.has_login(text) for text in site_policy.strings(args[flag])):   # at any depth of a value
             shown = args[flag] if isinstance(args[flag], str) else "<hidden>"
             out.append(_login_problem("%s[%r]" % (variable, flag), shown, where,
                                       "argv, the review files and the world-readable vllm.yaml"))

@@ -75,13 +75,9 @@ def secrets_in(value: Any) -> List[str]:
     return [s for s in found if len(s) >= 4]
 
 
-def has_login(value: Any) -> bool:
-    """Whether a text, or any key or scalar inside a mapping or list, holds URL user info (user:password@host)."""
-    if isinstance(value, dict):
-        return any(has_login(k) or has_login(v) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(has_login(item) for item in value)
-    return isinstance(value, str) and _USERINFO.search(value) is not None
+def has_login(text: str) -> bool:
+    """Whether a text holds URL user info (user:password@host)."""
+    return _USERINFO.search(text) is not None
 
 
 def without(text: str, secrets: List[str]) -> str:
