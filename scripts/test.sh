@@ -71,17 +71,19 @@ sanity_in() {
 # each a few checks.
 ansible_venvs_job() {
   local primes=() pid
-  if wants sanity; then (timed prime_sanity "$VENV" sanity 3.11) & primes+=("$!"); fi
+  if wants sanity; then (timed prime_sanity sanity "$VENV" 3.11) & primes+=("$!"); fi
   timed make_ansible_venvs
   if wants sanity; then
-    (timed prime_sanity "$ANSIBLE220_VENV" sanity-2.20 3.12) & primes+=("$!")
-    timed prime_sanity "$ANSIBLE221_VENV" sanity-2.21 3.13
+    (timed prime_sanity sanity-2.20 "$ANSIBLE220_VENV" 3.12) & primes+=("$!")
+    timed prime_sanity sanity-2.21 "$ANSIBLE221_VENV" 3.13
   fi
   for pid in "${primes[@]}"; do wait "$pid"; done
 }
 
-# prime_sanity VENV NAME PYTHON: ansible-test's venvs for the sanity run sanity_with VENV NAME PYTHON makes.
-prime_sanity() { sanity_in "$@" --prime-venvs; }
+# prime_sanity NAME VENV PYTHON: ansible-test's venvs for the sanity run sanity_with VENV NAME PYTHON makes. NAME
+# first, unlike sanity_with: the stage table cuts each timed line to 40 characters, and a venv's path left the three
+# rows alike.
+prime_sanity() { sanity_in "$2" "$1" "$3" --prime-venvs; }
 
 prepare_controller
 other_ansibles() { [[ ${INFEROPS_OTHER_ANSIBLES:-1} != 0 ]]; }
