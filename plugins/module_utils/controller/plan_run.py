@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
     cluster, compile_cache, disagg, firewall, fleet, flows, known_vars, proxy, readiness, redact, role_vars, rollout,
-    routers, site_policy, specs, wrong_values)
+    routers, site_policy, specs, version_change, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     DRIVER_VARS, SECRET_ENV, ClusterError, one_line)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
@@ -256,21 +256,55 @@ class Plan:
                 refused.update([name, host] + list(self.groups.get(name, ())))
                 out.refusals += [line for line in str(exc).splitlines() if line not in out.refusals]
                 continue
-            summary = next(iter(compiled.values()))["cluster"]   # one summary, shared by the nodes
+            summary = self.site_parts(compiled)
             summary["warnings"] += self.notes
-            # what each node pulls: through the site registry when vllm_image_mirror names one (vllm_image's rule)
-            mirror = str(self.setting(summary["head"], "vllm_image_mirror") or "")
-            pinned = summary["image"] and not image_ref.pin_problem(summary["image"])
-            summary["pull"] = {"ref": image_ref.pull_plan(summary["image"], mirror)["pull_ref"] if pinned
-                               else summary["image"], "mirror": mirror,
-                               "mode": str(self.setting(summary["head"], "vllm_image_mirror_mode")) if mirror else ""}
+            try:
+                before = self.compile_before(host, name, summary, overrides)
+            except ClusterError as exc:
+                refused.update([name, host] + list(self.groups.get(name, ())))
+                out.refusals += ["the launch to roll back to: " + line for line in str(exc).splitlines()]
+                continue
+            if before:
+                self.site_parts(before)
+                summary["version_change"] = version_change.compare(before, compiled)
+                for node, launch in compiled.items():
+                    launch["before"] = before[node]   # the rollback's launch (vllm_rollout), not in the review .json
             out.warnings += summary["warnings"]
-            for host, launch in compiled.items():
-                # the site compile cache goes through the weights' registry; a site without one keeps each node's
-                launch["compile_cache_site"] = compile_cache.with_registry(
-                    launch["compile_cache_site"],
-                    str(self.setting(host, "vllm_model_registry") or self.setting(host, "vllm_image_mirror") or ""))
             out.launches.update(compiled)
+
+    def site_parts(self, compiled: Mapping[str, Dict[str, Any]]) -> Dict[str, Any]:
+        """What the site adds to a cluster's compile: the reference each node pulls (through the site registry when
+        vllm_image_mirror names one, vllm_image's rule) and the compile cache's registry. Returns the summary."""
+        summary = next(iter(compiled.values()))["cluster"]   # one summary, shared by the nodes
+        mirror = str(self.setting(summary["head"], "vllm_image_mirror") or "")
+        pinned = summary["image"] and not image_ref.pin_problem(summary["image"])
+        summary["pull"] = {"ref": image_ref.pull_plan(summary["image"], mirror)["pull_ref"] if pinned
+                           else summary["image"], "mirror": mirror,
+                           "mode": str(self.setting(summary["head"], "vllm_image_mirror_mode")) if mirror else ""}
+        for host, launch in compiled.items():
+            # the site compile cache goes through the weights' registry; a site without one keeps each node's
+            launch["compile_cache_site"] = compile_cache.with_registry(
+                launch["compile_cache_site"],
+                str(self.setting(host, "vllm_model_registry") or self.setting(host, "vllm_image_mirror") or ""))
+        return summary
+
+    def compile_before(self, host: str, name: str, summary: Mapping[str, Any],
+                       overrides: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
+        """The cluster's launch as its nodes run it now, where an upgrade moves it to another vLLM
+        (vllm_version_before with vllm_image_before): the same inventory compiled for that version and image. {}
+        when the version stays."""
+        settings = self.host_vars(summary["head"])
+        version = settings.get("vllm_version_before") or ""
+        if not version or version == summary["vllm_version"]:
+            return {}
+        if not settings.get("vllm_image_before"):
+            raise ClusterError("vllm_image_before", None, "cluster %s" % name, "an upgrade from vLLM %s names no "
+                               "image to roll back to" % version, "set vllm_image_before to the image digest the "
+                               "nodes run now, or empty vllm_version_before")
+        older = dict(overrides, vllm_version=version, vllm_image=settings["vllm_image_before"], vllm_version_before="",
+                     vllm_image_before="")
+        return compile_cluster(cluster_name_of(host, self.host_vars(host)), self.groups, self.host_vars,
+                               self.cluster_of, overrides=older)
 
     def fleet_lines(self) -> Tuple[List[str], List[str]]:
         """Across clusters: one machine under two names and ports that collide on a machine (refusals), IMEX set

@@ -16,7 +16,7 @@ import re
 import textwrap
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import disagg
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import disagg, version_change, vllm_surface
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import OWNED_FLAGS
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.launch import render_value
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_options
@@ -91,6 +91,8 @@ def summary_lines(head: Mapping[str, Any], drivers: Mapping[str, Any]) -> List[s
         out += wrap("%s side of P/D deployment %s: %s (%s) over %s, side channel from port %s" % (
             pd["role"], pd["deployment"], pd["connector"], pd["kv_role"], pd["transport"].upper(),
             pd["side_channel_port"]))
+    if c.get("version_change"):   # an upgrade to another vLLM: what changes, flag by flag
+        out += version_change.summary_lines(c["version_change"])
     out.append("endpoint %s%s" % (c["endpoint"], " on the head" if c["load_balancing"] != "hybrid"
                                   else " and every node's own (hybrid)"))
     secrets = head.get("secret_env") or {}
@@ -206,8 +208,8 @@ def flag_text(flag: str, value: Any, argv: Sequence[str]) -> str:
     if value is True:
         return "--" + flag
     if value is False:
-        negation = "--no-" + flag
-        return negation if negation in argv else "--%s false" % flag
+        negation = [neg for neg in vllm_surface.negation_spellings("--" + flag) if neg in argv]
+        return negation[0] if negation else "--%s false" % flag
     if isinstance(value, (list, tuple)):
         return "--%s %s" % (flag, " ".join(str(v) for v in value))
     return "--%s %s" % (flag, render_value(value))

@@ -15,9 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import vllm_surface_0_32_0
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
+    vllm_surface_0_32_0, vllm_surface_0_33_0)
 
-SURFACES = {"0.32.0": vllm_surface_0_32_0.SURFACE}
+# One generated file per vLLM release (CONTRIBUTING.md, "A new vLLM release").
+SURFACES = {"0.32.0": vllm_surface_0_32_0.SURFACE, "0.33.0": vllm_surface_0_33_0.SURFACE}
 
 # Flags that recipes and older docs still use, with the fix for each.
 REMOVED_FLAGS = {
@@ -34,6 +36,15 @@ REMOVED_ENV = {
                                    "(--moe-backend)",
     "VLLM_ROCM_USE_AITER_MOE_SITUV2_A8W4": "renamed in vLLM 0.31: set VLLM_ROCM_USE_AITER_MOE_SITUV2=a8w4",
 }
+
+
+_INVERSE = (("--enable-", "--disable-"), ("--disable-", "--enable-"))
+
+
+def negation_spellings(flag: str) -> List[str]:
+    """The spellings vLLM's parsers have used for 'boolean --X off': --no-X, and 0.33's inverse prefix."""
+    return ["--no-" + flag[2:]] + [inverse + flag[len(prefix):] for prefix, inverse in _INVERSE
+                                   if flag.startswith(prefix)]
 
 
 def flag_name(flag: Any) -> str:
@@ -103,9 +114,13 @@ class Surface:
         return self.options.get(flag)
 
     def negation(self, flag: str) -> Optional[str]:
-        """--no-X for a boolean --X, when vLLM defines one."""
-        neg = "--no-" + flag[2:]
-        return neg if neg in self.options else None
+        """How this vLLM turns a boolean --X off, when it can: its visible spelling first (--no-X; from 0.33
+        --disable-X for --enable-X), else one it still accepts hidden (0.33's --no-enable-X)."""
+        dest = (self.options.get(flag) or {}).get("dest")
+        found = [neg for neg in negation_spellings(flag)
+                 if neg in self.options and self.options[neg].get("dest") == dest]
+        found.sort(key=lambda neg: bool(self.options[neg].get("hidden")))
+        return found[0] if found else None
 
     def unknown_env(self, name: str) -> bool:
         return name.startswith("VLLM_") and name not in self.env_vars

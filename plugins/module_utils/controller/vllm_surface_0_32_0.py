@@ -17,11 +17,13 @@ SURFACE = {
         },
         "--aggregate-engine-logging": {
             "dest": "aggregate_engine_logging",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--all2all-backend": {
             "dest": "all2all_backend",
             "value": True,
+            "default": "allgather_reducescatter",
             "choices": [
                 "allgather_reducescatter",
                 "deepep_high_throughput",
@@ -40,11 +42,13 @@ SURFACE = {
         },
         "--allow-credentials": {
             "dest": "allow_credentials",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--allow-deprecated-quantization": {
             "dest": "allow_deprecated_quantization",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--allowed-headers": {
             "dest": "allowed_headers",
@@ -52,11 +56,13 @@ SURFACE = {
         },
         "--allowed-local-media-path": {
             "dest": "allowed_local_media_path",
-            "value": True
+            "value": True,
+            "default": ""
         },
         "--allowed-media-domains": {
             "dest": "allowed_media_domains",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--allowed-methods": {
             "dest": "allowed_methods",
@@ -69,6 +75,7 @@ SURFACE = {
         "--anthropic-disabled-thinking-effort": {
             "dest": "anthropic_disabled_thinking_effort",
             "value": True,
+            "default": "auto",
             "choices": [
                 "auto",
                 "high",
@@ -81,20 +88,24 @@ SURFACE = {
         },
         "--api-key": {
             "dest": "api_key",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--api-server-count": {
             "dest": "api_server_count",
             "value": True,
+            "default": None,
             "type": "int"
         },
         "--async-scheduling": {
             "dest": "async_scheduling",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--attention-backend": {
             "dest": "attention_backend",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--attention-config": {
             "dest": "attention_config",
@@ -107,6 +118,7 @@ SURFACE = {
         "--block-size": {
             "dest": "block_size",
             "value": True,
+            "default": None,
             "type": "int",
             "bounds": {
                 "gt": 0
@@ -114,11 +126,13 @@ SURFACE = {
         },
         "--chat-template": {
             "dest": "chat_template",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--chat-template-content-format": {
             "dest": "chat_template_content_format",
             "value": True,
+            "default": "auto",
             "choices": [
                 "auto",
                 "openai",
@@ -127,19 +141,23 @@ SURFACE = {
         },
         "--code-revision": {
             "dest": "code_revision",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--cohere-format": {
             "dest": "cohere_format",
-            "value": True
+            "value": True,
+            "default": "cmd4"
         },
         "--cohere-is-reasoning-model": {
             "dest": "cohere_is_reasoning_model",
-            "value": False
+            "value": False,
+            "default": True
         },
         "--collect-detailed-traces": {
             "dest": "collect_detailed_traces",
             "value": True,
+            "default": None,
             "choices": [
                 "None",
                 "all",
@@ -153,15 +171,18 @@ SURFACE = {
         },
         "--config": {
             "dest": "config",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--config-format": {
             "dest": "config_format",
-            "value": True
+            "value": True,
+            "default": "auto"
         },
         "--convert": {
             "dest": "convert",
             "value": True,
+            "default": "auto",
             "choices": [
                 "auto",
                 "classify",
@@ -172,16 +193,19 @@ SURFACE = {
         "--cp-kv-cache-interleave-size": {
             "dest": "cp_kv_cache_interleave_size",
             "value": True,
+            "default": None,
             "type": "int"
         },
         "--cpu-distributed-timeout-seconds": {
             "dest": "cpu_distributed_timeout_seconds",
             "value": True,
+            "default": None,
             "type": "int"
         },
         "--cpu-offload-gb": {
             "dest": "cpu_offload_gb",
             "value": True,
+            "default": 0,
             "type": "float",
             "bounds": {
                 "ge": 0
@@ -194,39 +218,48 @@ SURFACE = {
         "--cudagraph-capture-sizes": {
             "dest": "cudagraph_capture_sizes",
             "value": True,
+            "default": None,
             "type": "int"
         },
         "--cudagraph-metrics": {
             "dest": "cudagraph_metrics",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--custom-histogram-buckets": {
             "dest": "custom_histogram_buckets",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--data-parallel-address": {
             "dest": "data_parallel_address",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--data-parallel-backend": {
             "dest": "data_parallel_backend",
-            "value": True
+            "value": True,
+            "default": "mp"
         },
         "--data-parallel-external-lb": {
             "dest": "data_parallel_external_lb",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--data-parallel-hybrid-lb": {
             "dest": "data_parallel_hybrid_lb",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--data-parallel-multi-port-external-lb": {
             "dest": "data_parallel_multi_port_external_lb",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--data-parallel-rank": {
             "dest": "data_parallel_rank",
             "value": True,
+            "default": None,
             "type": "int",
             "bounds": {
                 "ge": 0
@@ -235,6 +268,7 @@ SURFACE = {
         "--data-parallel-rpc-port": {
             "dest": "data_parallel_rpc_port",
             "value": True,
+            "default": None,
             "type": "int",
             "bounds": {
                 "ge": 1,
@@ -244,6 +278,7 @@ SURFACE = {
         "--data-parallel-size": {
             "dest": "data_parallel_size",
             "value": True,
+            "default": 1,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -252,6 +287,7 @@ SURFACE = {
         "--data-parallel-size-local": {
             "dest": "data_parallel_size_local",
             "value": True,
+            "default": None,
             "type": "int",
             "bounds": {
                 "ge": 0
@@ -260,16 +296,19 @@ SURFACE = {
         "--data-parallel-start-rank": {
             "dest": "data_parallel_start_rank",
             "value": True,
+            "default": None,
             "type": "int"
         },
         "--data-parallel-supervisor-port": {
             "dest": "data_parallel_supervisor_port",
             "value": True,
+            "default": 9256,
             "type": "int"
         },
         "--dbo-decode-token-threshold": {
             "dest": "dbo_decode_token_threshold",
             "value": True,
+            "default": 32,
             "type": "int",
             "bounds": {
                 "ge": 0
@@ -278,6 +317,7 @@ SURFACE = {
         "--dbo-prefill-token-threshold": {
             "dest": "dbo_prefill_token_threshold",
             "value": True,
+            "default": 512,
             "type": "int",
             "bounds": {
                 "ge": 0
@@ -286,6 +326,7 @@ SURFACE = {
         "--dcp-comm-backend": {
             "dest": "dcp_comm_backend",
             "value": True,
+            "default": None,
             "choices": [
                 "None",
                 "a2a",
@@ -295,15 +336,18 @@ SURFACE = {
         "--dcp-kv-cache-interleave-size": {
             "dest": "dcp_kv_cache_interleave_size",
             "value": True,
+            "default": 1,
             "type": "int"
         },
         "--dcp-q-replicate": {
             "dest": "dcp_q_replicate",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--decode-context-parallel-size": {
             "dest": "decode_context_parallel_size",
             "value": True,
+            "default": 1,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -311,19 +355,23 @@ SURFACE = {
         },
         "--default-chat-template-kwargs": {
             "dest": "default_chat_template_kwargs",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--default-mm-loras": {
             "dest": "default_mm_loras",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--device-ids": {
             "dest": "device_ids",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--device-memory-utilization": {
             "dest": "gpu_memory_utilization",
             "value": True,
+            "default": 0.92,
             "type": "float",
             "bounds": {
                 "gt": 0,
@@ -332,79 +380,97 @@ SURFACE = {
         },
         "--diffusion-config": {
             "dest": "diffusion_config",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--disable-access-log-for-endpoints": {
             "dest": "disable_access_log_for_endpoints",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--disable-cascade-attn": {
             "dest": "disable_cascade_attn",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--disable-chunked-mm-input": {
             "dest": "disable_chunked_mm_input",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--disable-custom-all-reduce": {
             "dest": "disable_custom_all_reduce",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--disable-fastapi-docs": {
             "dest": "disable_fastapi_docs",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--disable-hybrid-kv-cache-manager": {
             "dest": "disable_hybrid_kv_cache_manager",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--disable-log-stats": {
             "dest": "disable_log_stats",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--disable-nccl-for-dp-synchronization": {
             "dest": "disable_nccl_for_dp_synchronization",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--disable-sliding-window": {
             "dest": "disable_sliding_window",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--disable-uvicorn-access-log": {
             "dest": "disable_uvicorn_access_log",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--distributed-executor-backend": {
             "dest": "distributed_executor_backend",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--distributed-timeout-seconds": {
             "dest": "distributed_timeout_seconds",
             "value": True,
+            "default": None,
             "type": "int"
         },
         "--download-dir": {
             "dest": "download_dir",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--dp-supervisor-probe-failure-threshold": {
             "dest": "dp_supervisor_probe_failure_threshold",
             "value": True,
+            "default": 3,
             "type": "int"
         },
         "--dp-supervisor-probe-interval-s": {
             "dest": "dp_supervisor_probe_interval_s",
             "value": True,
+            "default": 5.0,
             "type": "float"
         },
         "--dp-supervisor-probe-timeout-s": {
             "dest": "dp_supervisor_probe_timeout_s",
             "value": True,
+            "default": 5.0,
             "type": "float"
         },
         "--dp-sync-interval": {
             "dest": "dp_sync_interval",
             "value": True,
+            "default": 16,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -413,6 +479,7 @@ SURFACE = {
         "--dtype": {
             "dest": "dtype",
             "value": True,
+            "default": "auto",
             "choices": [
                 "auto",
                 "bfloat16",
@@ -428,11 +495,13 @@ SURFACE = {
         },
         "--ec-transfer-config": {
             "dest": "ec_transfer_config",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--elastic-ep-max-dp-size": {
             "dest": "elastic_ep_max_dp_size",
             "value": True,
+            "default": None,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -440,179 +509,223 @@ SURFACE = {
         },
         "--enable-auto-tool-choice": {
             "dest": "enable_auto_tool_choice",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-batch-sharded-sampling": {
             "dest": "enable_batch_sharded_sampling",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--enable-chunked-prefill": {
             "dest": "enable_chunked_prefill",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--enable-cumem-allocator": {
             "dest": "enable_cumem_allocator",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-dbo": {
             "dest": "enable_dbo",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-elastic-ep": {
             "dest": "enable_elastic_ep",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-ep-weight-filter": {
             "dest": "enable_ep_weight_filter",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-eplb": {
             "dest": "enable_eplb",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-expert-parallel": {
             "dest": "enable_expert_parallel",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-fault-tolerance": {
             "dest": "enable_fault_tolerance",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-flash-late-interaction": {
             "dest": "enable_flash_late_interaction",
-            "value": False
+            "value": False,
+            "default": True
         },
         "--enable-flashinfer-autotune": {
             "dest": "enable_flashinfer_autotune",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--enable-force-include-usage": {
             "dest": "enable_force_include_usage",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-hc-sp": {
             "dest": "enable_hc_sp",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-layerwise-nvtx-tracing": {
             "dest": "enable_layerwise_nvtx_tracing",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-log-deltas": {
             "dest": "enable_log_deltas",
-            "value": False
+            "value": False,
+            "default": True
         },
         "--enable-log-outputs": {
             "dest": "enable_log_outputs",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-log-requests": {
             "dest": "enable_log_requests",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-logging-iteration-details": {
             "dest": "enable_logging_iteration_details",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-lora": {
             "dest": "enable_lora",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--enable-mamba-cache-stochastic-rounding": {
             "dest": "enable_mamba_cache_stochastic_rounding",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-mamba-shared-prefix-checkpoint": {
             "dest": "enable_mamba_shared_prefix_checkpoint",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-mfu-metrics": {
             "dest": "enable_mfu_metrics",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-mixed-moe-lora-format": {
             "dest": "enable_mixed_moe_lora_format",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-mm-embeds": {
             "dest": "enable_mm_embeds",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-moe-shared-loras": {
             "dest": "enable_moe_shared_loras",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-nccl-comm-suspend": {
             "dest": "enable_nccl_comm_suspend",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-offline-docs": {
             "dest": "enable_offline_docs",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-per-request-metrics": {
             "dest": "enable_per_request_metrics",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-prefix-caching": {
             "dest": "enable_prefix_caching",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--enable-prompt-embeds": {
             "dest": "enable_prompt_embeds",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-prompt-tokens-details": {
             "dest": "enable_prompt_tokens_details",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-request-id-headers": {
             "dest": "enable_request_id_headers",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-return-routed-experts": {
             "dest": "enable_return_routed_experts",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-scale-out": {
             "dest": "enable_scale_out",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-server-load-tracking": {
             "dest": "enable_server_load_tracking",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-shm-tensor-arena": {
             "dest": "enable_shm_tensor_arena",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-sleep-mode": {
             "dest": "enable_sleep_mode",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-ssl-refresh": {
             "dest": "enable_ssl_refresh",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-tokenizer-info-endpoint": {
             "dest": "enable_tokenizer_info_endpoint",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-tower-connector-lora": {
             "dest": "enable_tower_connector_lora",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enable-trace-replay": {
             "dest": "enable_trace_replay",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--enforce-eager": {
             "dest": "enforce_eager",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--engram-config": {
             "dest": "engram_config",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--eplb-config": {
             "dest": "eplb_config",
@@ -620,11 +733,13 @@ SURFACE = {
         },
         "--exclude-tools-when-tool-choice-none": {
             "dest": "exclude_tools_when_tool_choice_none",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--expert-placement-strategy": {
             "dest": "expert_placement_strategy",
             "value": True,
+            "default": "linear",
             "choices": [
                 "linear",
                 "round_robin"
@@ -632,7 +747,8 @@ SURFACE = {
         },
         "--fail-on-environ-validation": {
             "dest": "fail_on_environ_validation",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--fault-tolerance-config": {
             "dest": "fault_tolerance_config",
@@ -641,6 +757,7 @@ SURFACE = {
         "--fingerprint-mode": {
             "dest": "fingerprint_mode",
             "value": True,
+            "default": "full",
             "choices": [
                 "custom",
                 "full",
@@ -650,15 +767,18 @@ SURFACE = {
         },
         "--fingerprint-value": {
             "dest": "fingerprint_value",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--fully-sharded-loras": {
             "dest": "fully_sharded_loras",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--gdn-prefill-backend": {
             "dest": "gdn_prefill_backend",
             "value": True,
+            "default": None,
             "choices": [
                 "aiter_flydsl",
                 "cutedsl",
@@ -668,11 +788,13 @@ SURFACE = {
         },
         "--generation-config": {
             "dest": "generation_config",
-            "value": True
+            "value": True,
+            "default": "auto"
         },
         "--gpu-memory-utilization": {
             "dest": "gpu_memory_utilization",
             "value": True,
+            "default": 0.92,
             "type": "float",
             "bounds": {
                 "gt": 0,
@@ -681,30 +803,36 @@ SURFACE = {
         },
         "--grpc": {
             "dest": "grpc",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--grpc-port": {
             "dest": "grpc_port",
             "value": True,
+            "default": None,
             "type": "int"
         },
         "--h11-max-header-count": {
             "dest": "h11_max_header_count",
             "value": True,
+            "default": 256,
             "type": "int"
         },
         "--h11-max-incomplete-event-size": {
             "dest": "h11_max_incomplete_event_size",
             "value": True,
+            "default": 4194304,
             "type": "int"
         },
         "--headless": {
             "dest": "headless",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--hf-config-path": {
             "dest": "hf_config_path",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--hf-overrides": {
             "dest": "hf_overrides",
@@ -712,11 +840,13 @@ SURFACE = {
         },
         "--hf-token": {
             "dest": "hf_token",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--host": {
             "dest": "host",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--ignore-patterns": {
             "dest": "ignore_patterns",
@@ -724,11 +854,13 @@ SURFACE = {
         },
         "--interleave-mm-strings": {
             "dest": "interleave_mm_strings",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--io-processor-plugin": {
             "dest": "io_processor_plugin",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--ir-op-priority": {
             "dest": "ir_op_priority",
@@ -737,6 +869,7 @@ SURFACE = {
         "--jit-monitor-mode": {
             "dest": "jit_monitor_mode",
             "value": True,
+            "default": "warn",
             "choices": [
                 "error",
                 "warn"
@@ -744,11 +877,13 @@ SURFACE = {
         },
         "--jit-monitor-verbose": {
             "dest": "jit_monitor_verbose",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--kda-decode-backend": {
             "dest": "kda_decode_backend",
             "value": True,
+            "default": None,
             "choices": [
                 "auto",
                 "flashinfer",
@@ -759,6 +894,7 @@ SURFACE = {
         "--kda-prefill-backend": {
             "dest": "kda_prefill_backend",
             "value": True,
+            "default": None,
             "choices": [
                 "auto",
                 "flashinfer",
@@ -774,6 +910,7 @@ SURFACE = {
         "--kv-cache-dtype": {
             "dest": "kv_cache_dtype",
             "value": True,
+            "default": "auto",
             "choices": [
                 "auto",
                 "bfloat16",
@@ -803,15 +940,18 @@ SURFACE = {
         "--kv-cache-memory-bytes": {
             "dest": "kv_cache_memory_bytes",
             "value": True,
+            "default": None,
             "type": "human_int"
         },
         "--kv-cache-metrics": {
             "dest": "kv_cache_metrics",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--kv-cache-metrics-sample": {
             "dest": "kv_cache_metrics_sample",
             "value": True,
+            "default": 0.01,
             "type": "float",
             "bounds": {
                 "gt": 0,
@@ -820,11 +960,13 @@ SURFACE = {
         },
         "--kv-events-config": {
             "dest": "kv_events_config",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--kv-offloading-backend": {
             "dest": "kv_offloading_backend",
             "value": True,
+            "default": "native",
             "choices": [
                 "lmcache",
                 "native"
@@ -833,19 +975,23 @@ SURFACE = {
         "--kv-offloading-size": {
             "dest": "kv_offloading_size",
             "value": True,
+            "default": None,
             "type": "float"
         },
         "--kv-sharing-fast-prefill": {
             "dest": "kv_sharing_fast_prefill",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--kv-transfer-config": {
             "dest": "kv_transfer_config",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--language-model-only": {
             "dest": "language_model_only",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--limit-mm-per-prompt": {
             "dest": "limit_mm_per_prompt",
@@ -854,6 +1000,7 @@ SURFACE = {
         "--linear-backend": {
             "dest": "linear_backend",
             "value": True,
+            "default": "auto",
             "choices": [
                 "aiter",
                 "auto",
@@ -880,19 +1027,23 @@ SURFACE = {
         },
         "--load-format": {
             "dest": "load_format",
-            "value": True
+            "value": True,
+            "default": "auto"
         },
         "--log-config-file": {
             "dest": "log_config_file",
-            "value": True
+            "value": True,
+            "default": "==SUPPRESS=="
         },
         "--log-error-stack": {
             "dest": "log_error_stack",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--log-level": {
             "dest": "log_level",
             "value": True,
+            "default": "==SUPPRESS==",
             "choices": [
                 "CRITICAL",
                 "DEBUG",
@@ -904,15 +1055,18 @@ SURFACE = {
         },
         "--logging-config": {
             "dest": "logging_config",
-            "value": True
+            "value": True,
+            "default": "==SUPPRESS=="
         },
         "--logits-processors": {
             "dest": "logits_processors",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--logprobs-mode": {
             "dest": "logprobs_mode",
             "value": True,
+            "default": "raw_logprobs",
             "choices": [
                 "processed_logits",
                 "processed_logprobs",
@@ -923,6 +1077,7 @@ SURFACE = {
         "--long-prefill-token-threshold": {
             "dest": "long_prefill_token_threshold",
             "value": True,
+            "default": 0,
             "type": "int",
             "bounds": {
                 "ge": 0
@@ -930,11 +1085,13 @@ SURFACE = {
         },
         "--long-prefill-token-threshold-adaptive": {
             "dest": "long_prefill_token_threshold_adaptive",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--lora-dtype": {
             "dest": "lora_dtype",
             "value": True,
+            "default": "auto",
             "choices": [
                 "auto",
                 "bfloat16",
@@ -943,11 +1100,13 @@ SURFACE = {
         },
         "--lora-modules": {
             "dest": "lora_modules",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--lora-target-modules": {
             "dest": "lora_target_modules",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--mamba-backend": {
             "dest": "mamba_backend",
@@ -956,6 +1115,7 @@ SURFACE = {
         "--mamba-block-size": {
             "dest": "mamba_block_size",
             "value": True,
+            "default": None,
             "type": "int",
             "bounds": {
                 "gt": 0
@@ -964,6 +1124,7 @@ SURFACE = {
         "--mamba-cache-dtype": {
             "dest": "mamba_cache_dtype",
             "value": True,
+            "default": "auto",
             "choices": [
                 "auto",
                 "bfloat16",
@@ -974,6 +1135,7 @@ SURFACE = {
         "--mamba-cache-mode": {
             "dest": "mamba_cache_mode",
             "value": True,
+            "default": "none",
             "choices": [
                 "align",
                 "none"
@@ -982,11 +1144,13 @@ SURFACE = {
         "--mamba-cache-philox-rounds": {
             "dest": "mamba_cache_philox_rounds",
             "value": True,
+            "default": 0,
             "type": "int"
         },
         "--mamba-ssm-cache-dtype": {
             "dest": "mamba_ssm_cache_dtype",
             "value": True,
+            "default": "auto",
             "choices": [
                 "auto",
                 "bfloat16",
@@ -997,6 +1161,7 @@ SURFACE = {
         "--mamba-ssu-algorithm": {
             "dest": "mamba_ssu_algorithm",
             "value": True,
+            "default": None,
             "choices": [
                 "None",
                 "auto",
@@ -1007,31 +1172,37 @@ SURFACE = {
         },
         "--master-addr": {
             "dest": "master_addr",
-            "value": True
+            "value": True,
+            "default": "127.0.0.1"
         },
         "--master-port": {
             "dest": "master_port",
             "value": True,
+            "default": 29501,
             "type": "int"
         },
         "--max-cpu-loras": {
             "dest": "max_cpu_loras",
             "value": True,
+            "default": None,
             "type": "int"
         },
         "--max-cudagraph-capture-size": {
             "dest": "max_cudagraph_capture_size",
             "value": True,
+            "default": None,
             "type": "int"
         },
         "--max-log-len": {
             "dest": "max_log_len",
             "value": True,
+            "default": None,
             "type": "int"
         },
         "--max-logprobs": {
             "dest": "max_logprobs",
             "value": True,
+            "default": 20,
             "type": "int",
             "bounds": {
                 "ge": -1
@@ -1040,6 +1211,7 @@ SURFACE = {
         "--max-lora-cls-labels": {
             "dest": "max_lora_cls_labels",
             "value": True,
+            "default": None,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -1048,6 +1220,7 @@ SURFACE = {
         "--max-lora-rank": {
             "dest": "max_lora_rank",
             "value": True,
+            "default": 16,
             "choices": [
                 "1",
                 "128",
@@ -1064,6 +1237,7 @@ SURFACE = {
         "--max-loras": {
             "dest": "max_loras",
             "value": True,
+            "default": 1,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -1072,6 +1246,7 @@ SURFACE = {
         "--max-model-len": {
             "dest": "max_model_len",
             "value": True,
+            "default": None,
             "type": "human_int_or_auto",
             "bounds": {
                 "ge": -1
@@ -1080,6 +1255,7 @@ SURFACE = {
         "--max-num-active-seqs": {
             "dest": "max_num_active_seqs",
             "value": True,
+            "default": None,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -1088,6 +1264,7 @@ SURFACE = {
         "--max-num-batched-tokens": {
             "dest": "max_num_batched_tokens",
             "value": True,
+            "default": None,
             "type": "human_int",
             "bounds": {
                 "ge": 1
@@ -1096,6 +1273,7 @@ SURFACE = {
         "--max-num-queued-reqs": {
             "dest": "max_num_queued_reqs",
             "value": True,
+            "default": None,
             "type": "int",
             "bounds": {
                 "ge": 0
@@ -1104,6 +1282,7 @@ SURFACE = {
         "--max-num-queued-tokens": {
             "dest": "max_num_queued_tokens",
             "value": True,
+            "default": None,
             "type": "human_int",
             "bounds": {
                 "ge": 0
@@ -1112,6 +1291,7 @@ SURFACE = {
         "--max-num-scheduled-tokens": {
             "dest": "max_num_scheduled_tokens",
             "value": True,
+            "default": None,
             "type": "human_int",
             "bounds": {
                 "ge": 1
@@ -1120,6 +1300,7 @@ SURFACE = {
         "--max-num-seqs": {
             "dest": "max_num_seqs",
             "value": True,
+            "default": None,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -1128,6 +1309,7 @@ SURFACE = {
         "--max-parallel-loading-workers": {
             "dest": "max_parallel_loading_workers",
             "value": True,
+            "default": None,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -1143,15 +1325,18 @@ SURFACE = {
         },
         "--mm-device-do-normalize": {
             "dest": "mm_device_do_normalize",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--mm-encoder-attn-backend": {
             "dest": "mm_encoder_attn_backend",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--mm-encoder-attn-dtype": {
             "dest": "mm_encoder_attn_dtype",
             "value": True,
+            "default": None,
             "choices": [
                 "None",
                 "fp8"
@@ -1159,11 +1344,13 @@ SURFACE = {
         },
         "--mm-encoder-fp8-scale-path": {
             "dest": "mm_encoder_fp8_scale_path",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--mm-encoder-fp8-scale-save-margin": {
             "dest": "mm_encoder_fp8_scale_save_margin",
             "value": True,
+            "default": 1.5,
             "type": "float",
             "bounds": {
                 "gt": 0.0
@@ -1171,15 +1358,18 @@ SURFACE = {
         },
         "--mm-encoder-fp8-scale-save-path": {
             "dest": "mm_encoder_fp8_scale_save_path",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--mm-encoder-only": {
             "dest": "mm_encoder_only",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--mm-encoder-tp-mode": {
             "dest": "mm_encoder_tp_mode",
             "value": True,
+            "default": "weights",
             "choices": [
                 "data",
                 "weights"
@@ -1188,6 +1378,7 @@ SURFACE = {
         "--mm-hasher-algorithm": {
             "dest": "mm_hasher_algorithm",
             "value": True,
+            "default": "blake3",
             "choices": [
                 "blake3",
                 "sha256",
@@ -1197,6 +1388,7 @@ SURFACE = {
         "--mm-ipc-gpu-memory-gb": {
             "dest": "mm_ipc_gpu_memory_gb",
             "value": True,
+            "default": 0,
             "type": "float",
             "bounds": {
                 "ge": 0
@@ -1205,6 +1397,7 @@ SURFACE = {
         "--mm-processor-cache-gb": {
             "dest": "mm_processor_cache_gb",
             "value": True,
+            "default": 4,
             "type": "float",
             "bounds": {
                 "ge": 0
@@ -1213,6 +1406,7 @@ SURFACE = {
         "--mm-processor-cache-type": {
             "dest": "mm_processor_cache_type",
             "value": True,
+            "default": "lru",
             "choices": [
                 "lru",
                 "shm"
@@ -1221,6 +1415,7 @@ SURFACE = {
         "--mm-processor-device": {
             "dest": "mm_processor_device",
             "value": True,
+            "default": "auto",
             "choices": [
                 "auto",
                 "cpu"
@@ -1228,11 +1423,13 @@ SURFACE = {
         },
         "--mm-processor-kwargs": {
             "dest": "mm_processor_kwargs",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--mm-shm-cache-max-object-size-mb": {
             "dest": "mm_shm_cache_max_object_size_mb",
             "value": True,
+            "default": 128,
             "type": "int",
             "bounds": {
                 "ge": 0
@@ -1241,6 +1438,7 @@ SURFACE = {
         "--mm-tensor-ipc": {
             "dest": "mm_tensor_ipc",
             "value": True,
+            "default": "direct_rpc",
             "choices": [
                 "direct_rpc",
                 "torch_shm"
@@ -1248,7 +1446,8 @@ SURFACE = {
         },
         "--model": {
             "dest": "model",
-            "value": True
+            "value": True,
+            "default": "Qwen/Qwen3-0.6B"
         },
         "--model-class-overrides": {
             "dest": "model_class_overrides",
@@ -1256,7 +1455,8 @@ SURFACE = {
         },
         "--model-impl": {
             "dest": "model_impl",
-            "value": True
+            "value": True,
+            "default": "auto"
         },
         "--model-loader-extra-config": {
             "dest": "model_loader_extra_config",
@@ -1265,6 +1465,7 @@ SURFACE = {
         "--moe-backend": {
             "dest": "moe_backend",
             "value": True,
+            "default": "auto",
             "choices": [
                 "aiter",
                 "aiter_mega_moe",
@@ -1294,6 +1495,7 @@ SURFACE = {
         "--nnodes": {
             "dest": "nnodes",
             "value": True,
+            "default": 1,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -1301,359 +1503,448 @@ SURFACE = {
         },
         "--no-allow-credentials": {
             "dest": "allow_credentials",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-allow-deprecated-quantization": {
             "dest": "allow_deprecated_quantization",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-async-scheduling": {
             "dest": "async_scheduling",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--no-cohere-is-reasoning-model": {
             "dest": "cohere_is_reasoning_model",
-            "value": False
+            "value": False,
+            "default": True
         },
         "--no-cudagraph-metrics": {
             "dest": "cudagraph_metrics",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-data-parallel-external-lb": {
             "dest": "data_parallel_external_lb",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-data-parallel-hybrid-lb": {
             "dest": "data_parallel_hybrid_lb",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-dcp-q-replicate": {
             "dest": "dcp_q_replicate",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--no-disable-cascade-attn": {
             "dest": "disable_cascade_attn",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--no-disable-chunked-mm-input": {
             "dest": "disable_chunked_mm_input",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-disable-custom-all-reduce": {
             "dest": "disable_custom_all_reduce",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-disable-fastapi-docs": {
             "dest": "disable_fastapi_docs",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-disable-hybrid-kv-cache-manager": {
             "dest": "disable_hybrid_kv_cache_manager",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--no-disable-nccl-for-dp-synchronization": {
             "dest": "disable_nccl_for_dp_synchronization",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--no-disable-sliding-window": {
             "dest": "disable_sliding_window",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-disable-uvicorn-access-log": {
             "dest": "disable_uvicorn_access_log",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-auto-tool-choice": {
             "dest": "enable_auto_tool_choice",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-batch-sharded-sampling": {
             "dest": "enable_batch_sharded_sampling",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--no-enable-chunked-prefill": {
             "dest": "enable_chunked_prefill",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--no-enable-cumem-allocator": {
             "dest": "enable_cumem_allocator",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-dbo": {
             "dest": "enable_dbo",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-elastic-ep": {
             "dest": "enable_elastic_ep",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-ep-weight-filter": {
             "dest": "enable_ep_weight_filter",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-eplb": {
             "dest": "enable_eplb",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-expert-parallel": {
             "dest": "enable_expert_parallel",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-fault-tolerance": {
             "dest": "enable_fault_tolerance",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-flash-late-interaction": {
             "dest": "enable_flash_late_interaction",
-            "value": False
+            "value": False,
+            "default": True
         },
         "--no-enable-flashinfer-autotune": {
             "dest": "enable_flashinfer_autotune",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--no-enable-force-include-usage": {
             "dest": "enable_force_include_usage",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-hc-sp": {
             "dest": "enable_hc_sp",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-layerwise-nvtx-tracing": {
             "dest": "enable_layerwise_nvtx_tracing",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-log-deltas": {
             "dest": "enable_log_deltas",
-            "value": False
+            "value": False,
+            "default": True
         },
         "--no-enable-log-outputs": {
             "dest": "enable_log_outputs",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-log-requests": {
             "dest": "enable_log_requests",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-logging-iteration-details": {
             "dest": "enable_logging_iteration_details",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-lora": {
             "dest": "enable_lora",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--no-enable-mamba-cache-stochastic-rounding": {
             "dest": "enable_mamba_cache_stochastic_rounding",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-mamba-shared-prefix-checkpoint": {
             "dest": "enable_mamba_shared_prefix_checkpoint",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-mfu-metrics": {
             "dest": "enable_mfu_metrics",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-mixed-moe-lora-format": {
             "dest": "enable_mixed_moe_lora_format",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-mm-embeds": {
             "dest": "enable_mm_embeds",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-moe-shared-loras": {
             "dest": "enable_moe_shared_loras",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-nccl-comm-suspend": {
             "dest": "enable_nccl_comm_suspend",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-offline-docs": {
             "dest": "enable_offline_docs",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-per-request-metrics": {
             "dest": "enable_per_request_metrics",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-prefix-caching": {
             "dest": "enable_prefix_caching",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--no-enable-prompt-embeds": {
             "dest": "enable_prompt_embeds",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-prompt-tokens-details": {
             "dest": "enable_prompt_tokens_details",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-request-id-headers": {
             "dest": "enable_request_id_headers",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-return-routed-experts": {
             "dest": "enable_return_routed_experts",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-scale-out": {
             "dest": "enable_scale_out",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-server-load-tracking": {
             "dest": "enable_server_load_tracking",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-shm-tensor-arena": {
             "dest": "enable_shm_tensor_arena",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-sleep-mode": {
             "dest": "enable_sleep_mode",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-ssl-refresh": {
             "dest": "enable_ssl_refresh",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-tokenizer-info-endpoint": {
             "dest": "enable_tokenizer_info_endpoint",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-tower-connector-lora": {
             "dest": "enable_tower_connector_lora",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enable-trace-replay": {
             "dest": "enable_trace_replay",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-enforce-eager": {
             "dest": "enforce_eager",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-exclude-tools-when-tool-choice-none": {
             "dest": "exclude_tools_when_tool_choice_none",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-fail-on-environ-validation": {
             "dest": "fail_on_environ_validation",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-fully-sharded-loras": {
             "dest": "fully_sharded_loras",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-interleave-mm-strings": {
             "dest": "interleave_mm_strings",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-jit-monitor-verbose": {
             "dest": "jit_monitor_verbose",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-kv-cache-metrics": {
             "dest": "kv_cache_metrics",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-kv-sharing-fast-prefill": {
             "dest": "kv_sharing_fast_prefill",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-language-model-only": {
             "dest": "language_model_only",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-log-error-stack": {
             "dest": "log_error_stack",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-long-prefill-token-threshold-adaptive": {
             "dest": "long_prefill_token_threshold_adaptive",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-mm-device-do-normalize": {
             "dest": "mm_device_do_normalize",
-            "value": False
+            "value": False,
+            "default": None
         },
         "--no-mm-encoder-only": {
             "dest": "mm_encoder_only",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-numa-bind": {
             "dest": "numa_bind",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-ray-workers-use-nsight": {
             "dest": "ray_workers_use_nsight",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-return-sampling-mask": {
             "dest": "return_sampling_mask",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-return-tokens-as-token-ids": {
             "dest": "return_tokens_as_token_ids",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-scheduler-reserve-full-isl": {
             "dest": "scheduler_reserve_full_isl",
-            "value": False
+            "value": False,
+            "default": True
         },
         "--no-skip-mm-profiling": {
             "dest": "skip_mm_profiling",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-skip-tokenizer-init": {
             "dest": "skip_tokenizer_init",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-sleep-mode-offload-cudagraph": {
             "dest": "sleep_mode_offload_cudagraph",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-specialize-active-lora": {
             "dest": "specialize_active_lora",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-swa-bounded-replay": {
             "dest": "swa_bounded_replay",
-            "value": False
+            "value": False,
+            "default": True
         },
         "--no-tokens-only": {
             "dest": "tokens_only",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-trust-remote-code": {
             "dest": "trust_remote_code",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-trust-request-chat-template": {
             "dest": "trust_request_chat_template",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-trust-request-mm-kwargs": {
             "dest": "trust_request_mm_kwargs",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-use-fp64-gumbel": {
             "dest": "use_fp64_gumbel",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-use-replayssm": {
             "dest": "use_replayssm",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--no-use-tqdm-on-load": {
             "dest": "use_tqdm_on_load",
-            "value": False
+            "value": False,
+            "default": True
         },
         "--node-rank": {
             "dest": "node_rank",
             "value": True,
+            "default": 0,
             "type": "int",
             "bounds": {
                 "ge": 0
@@ -1662,24 +1953,29 @@ SURFACE = {
         "--num-gpu-blocks-override": {
             "dest": "num_gpu_blocks_override",
             "value": True,
+            "default": None,
             "type": "int"
         },
         "--numa-bind": {
             "dest": "numa_bind",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--numa-bind-cpus": {
             "dest": "numa_bind_cpus",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--numa-bind-nodes": {
             "dest": "numa_bind_nodes",
             "value": True,
+            "default": None,
             "type": "int"
         },
         "--offload-backend": {
             "dest": "offload_backend",
             "value": True,
+            "default": "auto",
             "choices": [
                 "auto",
                 "prefetch",
@@ -1689,6 +1985,7 @@ SURFACE = {
         "--offload-group-size": {
             "dest": "offload_group_size",
             "value": True,
+            "default": 0,
             "type": "int",
             "bounds": {
                 "ge": 0
@@ -1697,6 +1994,7 @@ SURFACE = {
         "--offload-num-in-group": {
             "dest": "offload_num_in_group",
             "value": True,
+            "default": 1,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -1709,6 +2007,7 @@ SURFACE = {
         "--offload-prefetch-step": {
             "dest": "offload_prefetch_step",
             "value": True,
+            "default": 1,
             "type": "int",
             "bounds": {
                 "ge": 0
@@ -1716,11 +2015,13 @@ SURFACE = {
         },
         "--optimization-level": {
             "dest": "optimization_level",
-            "value": True
+            "value": True,
+            "default": 2
         },
         "--otlp-traces-endpoint": {
             "dest": "otlp_traces_endpoint",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--override-generation-config": {
             "dest": "override_generation_config",
@@ -1729,6 +2030,7 @@ SURFACE = {
         "--per-request-spec-decode-metrics": {
             "dest": "per_request_spec_decode_metrics",
             "value": True,
+            "default": "none",
             "choices": [
                 "detailed",
                 "none",
@@ -1738,6 +2040,7 @@ SURFACE = {
         "--performance-mode": {
             "dest": "performance_mode",
             "value": True,
+            "default": "balanced",
             "choices": [
                 "balanced",
                 "interactivity",
@@ -1747,6 +2050,7 @@ SURFACE = {
         "--pipeline-parallel-size": {
             "dest": "pipeline_parallel_size",
             "value": True,
+            "default": 1,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -1754,16 +2058,19 @@ SURFACE = {
         },
         "--pooler-config": {
             "dest": "pooler_config",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--port": {
             "dest": "port",
             "value": True,
+            "default": 8000,
             "type": "int"
         },
         "--prefill-context-parallel-size": {
             "dest": "prefill_context_parallel_size",
             "value": True,
+            "default": 1,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -1772,6 +2079,7 @@ SURFACE = {
         "--prefill-schedule-interval": {
             "dest": "prefill_schedule_interval",
             "value": True,
+            "default": 1,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -1780,6 +2088,7 @@ SURFACE = {
         "--prefix-cache-retention-interval": {
             "dest": "prefix_cache_retention_interval",
             "value": True,
+            "default": 0,
             "type": "int",
             "bounds": {
                 "ge": 0
@@ -1788,6 +2097,7 @@ SURFACE = {
         "--prefix-caching-hash-algo": {
             "dest": "prefix_caching_hash_algo",
             "value": True,
+            "default": "sha256",
             "choices": [
                 "sha256",
                 "sha256_cbor",
@@ -1798,6 +2108,7 @@ SURFACE = {
         "--prefix-match-unit": {
             "dest": "prefix_match_unit",
             "value": True,
+            "default": None,
             "type": "int",
             "bounds": {
                 "gt": 0
@@ -1809,40 +2120,49 @@ SURFACE = {
         },
         "--pt-load-map-location": {
             "dest": "pt_load_map_location",
-            "value": True
+            "value": True,
+            "default": "cpu"
         },
         "--quantization": {
             "dest": "quantization",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--quantization-config": {
             "dest": "quantization_config",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--ray-workers-use-nsight": {
             "dest": "ray_workers_use_nsight",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--reasoning-config": {
             "dest": "reasoning_config",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--reasoning-parser": {
             "dest": "reasoning_parser",
-            "value": True
+            "value": True,
+            "default": ""
         },
         "--reasoning-parser-plugin": {
             "dest": "reasoning_parser_plugin",
-            "value": True
+            "value": True,
+            "default": ""
         },
         "--renderer-num-workers": {
             "dest": "renderer_num_workers",
             "value": True,
+            "default": 1,
             "type": "int"
         },
         "--replayssm-buffer-len": {
             "dest": "replayssm_buffer_len",
             "value": True,
+            "default": 16,
             "type": "int",
             "bounds": {
                 "gt": 0
@@ -1850,27 +2170,33 @@ SURFACE = {
         },
         "--response-role": {
             "dest": "response_role",
-            "value": True
+            "value": True,
+            "default": "assistant"
         },
         "--return-sampling-mask": {
             "dest": "return_sampling_mask",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--return-tokens-as-token-ids": {
             "dest": "return_tokens_as_token_ids",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--revision": {
             "dest": "revision",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--root-path": {
             "dest": "root_path",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--runner": {
             "dest": "runner",
             "value": True,
+            "default": "auto",
             "choices": [
                 "auto",
                 "draft",
@@ -1881,6 +2207,7 @@ SURFACE = {
         "--safetensors-load-strategy": {
             "dest": "safetensors_load_strategy",
             "value": True,
+            "default": None,
             "choices": [
                 "None",
                 "eager",
@@ -1892,6 +2219,7 @@ SURFACE = {
         "--safetensors-prefetch-block-size": {
             "dest": "safetensors_prefetch_block_size",
             "value": True,
+            "default": 16777216,
             "type": "human_int",
             "bounds": {
                 "ge": 1
@@ -1900,6 +2228,7 @@ SURFACE = {
         "--safetensors-prefetch-num-threads": {
             "dest": "safetensors_prefetch_num_threads",
             "value": True,
+            "default": 8,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -1907,15 +2236,18 @@ SURFACE = {
         },
         "--scheduler-cls": {
             "dest": "scheduler_cls",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--scheduler-reserve-full-isl": {
             "dest": "scheduler_reserve_full_isl",
-            "value": False
+            "value": False,
+            "default": True
         },
         "--scheduling-policy": {
             "dest": "scheduling_policy",
             "value": True,
+            "default": "fcfs",
             "choices": [
                 "fcfs",
                 "priority"
@@ -1924,19 +2256,23 @@ SURFACE = {
         "--seed": {
             "dest": "seed",
             "value": True,
+            "default": 0,
             "type": "int"
         },
         "--served-model-name": {
             "dest": "served_model_name",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--show-hidden-metrics-for-version": {
             "dest": "show_hidden_metrics_for_version",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--shutdown-timeout": {
             "dest": "shutdown_timeout",
             "value": True,
+            "default": 0,
             "type": "int",
             "bounds": {
                 "ge": 0
@@ -1944,15 +2280,18 @@ SURFACE = {
         },
         "--skip-mm-profiling": {
             "dest": "skip_mm_profiling",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--skip-tokenizer-init": {
             "dest": "skip_tokenizer_init",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--sleep-mode-offload-cudagraph": {
             "dest": "sleep_mode_offload_cudagraph",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--sleep-preserve-parameter-names": {
             "dest": "sleep_preserve_parameter_names",
@@ -1961,6 +2300,7 @@ SURFACE = {
         "--sparse-indexer-topk-backend": {
             "dest": "sparse_indexer_topk_backend",
             "value": True,
+            "default": "auto",
             "choices": [
                 "aiter",
                 "auto",
@@ -1975,6 +2315,7 @@ SURFACE = {
         "--spec-method": {
             "dest": "spec_method",
             "value": True,
+            "default": None,
             "choices": [
                 "None",
                 "bailing_hybrid_mtp",
@@ -2020,50 +2361,61 @@ SURFACE = {
         },
         "--spec-model": {
             "dest": "spec_model",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--spec-tokens": {
             "dest": "spec_tokens",
             "value": True,
+            "default": None,
             "type": "int"
         },
         "--specialize-active-lora": {
             "dest": "specialize_active_lora",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--speculative-config": {
             "dest": "speculative_config",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--sse-keep-alive-interval": {
             "dest": "sse_keep_alive_interval",
             "value": True,
+            "default": 0,
             "type": "int"
         },
         "--ssl-ca-certs": {
             "dest": "ssl_ca_certs",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--ssl-cert-reqs": {
             "dest": "ssl_cert_reqs",
             "value": True,
+            "default": 0,
             "type": "int"
         },
         "--ssl-certfile": {
             "dest": "ssl_certfile",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--ssl-ciphers": {
             "dest": "ssl_ciphers",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--ssl-keyfile": {
             "dest": "ssl_keyfile",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--stream-interval": {
             "dest": "stream_interval",
             "value": True,
+            "default": 1,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -2075,11 +2427,13 @@ SURFACE = {
         },
         "--swa-bounded-replay": {
             "dest": "swa_bounded_replay",
-            "value": False
+            "value": False,
+            "default": True
         },
         "--tensor-parallel-size": {
             "dest": "tensor_parallel_size",
             "value": True,
+            "default": 1,
             "type": "int",
             "bounds": {
                 "ge": 1
@@ -2087,35 +2441,43 @@ SURFACE = {
         },
         "--tokenizer": {
             "dest": "tokenizer",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--tokenizer-mode": {
             "dest": "tokenizer_mode",
-            "value": True
+            "value": True,
+            "default": "auto"
         },
         "--tokenizer-revision": {
             "dest": "tokenizer_revision",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--tokens-only": {
             "dest": "tokens_only",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--tool-call-parser": {
             "dest": "tool_call_parser",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--tool-parser-plugin": {
             "dest": "tool_parser_plugin",
-            "value": True
+            "value": True,
+            "default": ""
         },
         "--tool-server": {
             "dest": "tool_server",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--tool-strict-level": {
             "dest": "tool_strict_level",
             "value": True,
+            "default": "auto",
             "choices": [
                 "auto",
                 "function",
@@ -2124,19 +2486,23 @@ SURFACE = {
         },
         "--trust-remote-code": {
             "dest": "trust_remote_code",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--trust-request-chat-template": {
             "dest": "trust_request_chat_template",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--trust-request-mm-kwargs": {
             "dest": "trust_request_mm_kwargs",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--ubatch-size": {
             "dest": "ubatch_size",
             "value": True,
+            "default": 0,
             "type": "int",
             "bounds": {
                 "ge": 0
@@ -2144,23 +2510,28 @@ SURFACE = {
         },
         "--uds": {
             "dest": "uds",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--use-fp64-gumbel": {
             "dest": "use_fp64_gumbel",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--use-replayssm": {
             "dest": "use_replayssm",
-            "value": False
+            "value": False,
+            "default": False
         },
         "--use-tqdm-on-load": {
             "dest": "use_tqdm_on_load",
-            "value": False
+            "value": False,
+            "default": True
         },
         "--uvicorn-log-level": {
             "dest": "uvicorn_log_level",
             "value": True,
+            "default": "info",
             "choices": [
                 "critical",
                 "debug",
@@ -2173,6 +2544,7 @@ SURFACE = {
         "--video-pruning-method": {
             "dest": "video_pruning_method",
             "value": True,
+            "default": "evs",
             "choices": [
                 "evs",
                 "vidcom2"
@@ -2181,6 +2553,7 @@ SURFACE = {
         "--video-pruning-rate": {
             "dest": "video_pruning_rate",
             "value": True,
+            "default": None,
             "type": "float",
             "bounds": {
                 "ge": 0.0,
@@ -2190,6 +2563,7 @@ SURFACE = {
         "--watermark": {
             "dest": "watermark",
             "value": True,
+            "default": 0.0,
             "type": "float",
             "bounds": {
                 "ge": 0.0,
@@ -2198,19 +2572,23 @@ SURFACE = {
         },
         "--watermark-config": {
             "dest": "watermark_config",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--weight-transfer-config": {
             "dest": "weight_transfer_config",
-            "value": True
+            "value": True,
+            "default": None
         },
         "--worker-cls": {
             "dest": "worker_cls",
-            "value": True
+            "value": True,
+            "default": "auto"
         },
         "--worker-extension-cls": {
             "dest": "worker_extension_cls",
-            "value": True
+            "value": True,
+            "default": ""
         }
     },
     "kv_cache_dtypes": [
