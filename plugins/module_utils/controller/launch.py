@@ -72,7 +72,7 @@ class Layers:
 def _profile_layers(cluster: Cluster) -> List[Tuple[Mapping[str, Any], Mapping[str, Any], str]]:
     # the GPU layer is proposed only where the experts' tokens travel that way (no mega MoE across racks)
     return profile_layers(cluster.profile, cluster.profile_name, cluster.accelerator.family, cluster.layout.strategy,
-                          cluster.accelerator.model, cluster.traffic)
+                          cluster.accelerator.model, cluster.traffic, version=cluster.surface.version)
 
 
 def _refuse_owned(args: Mapping[str, Any], variable: str, where: str) -> None:

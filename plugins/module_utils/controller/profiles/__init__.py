@@ -19,6 +19,11 @@ Each module defines PROFILE, a dict with these keys (all optional but model):
                              tokens travel so (nvlink, rdma, tcp; rules.traffic_kind)
   recipe_supports: {strategy: [GPU models]}   outside it the plan warns and names the strategy to
                              use instead; a strategy it does not name restricts nothing
+  vllm_versions: {row: {since: X.Y.Z, until: X.Y.Z}}   a flag or env row that only some vLLM releases
+                             have (both bounds included, either may be left out): outside them every
+                             layer leaves the row out. A row a release dropped and nobody bounded is
+                             refused by the plan (REMOVED_FLAGS' fix), and tests/unit/test_profile_versions.py
+                             names it for every known release.
 Flag names are spelled without the leading dashes; True is a bare flag,
 False its --no- form, None removes a flag set by an earlier layer.
 """
@@ -46,21 +51,38 @@ def proposed_flags(profile: Mapping[str, Any]) -> Set[str]:
     return {str(flag).lstrip("-") for layer in layers for flag in layer.get("args", {})}
 
 
+def _release(version: str) -> Tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def applies(profile: Mapping[str, Any], row: str, version: Optional[str]) -> bool:
+    """Whether the profile proposes `row` (a flag without dashes, or an env name) to vLLM `version` (None: any)."""
+    bounds = profile.get("vllm_versions", {}).get(row)
+    if not bounds or version is None:
+        return True
+    here = _release(version)
+    return (_release(bounds.get("since", "0")) <= here
+            and ("until" not in bounds or here <= _release(bounds["until"])))
+
+
 def layers(profile: Mapping[str, Any], name: str, family: str, strategy: str, gpu_model: str,
-           traffic: Optional[str] = None, any_traffic: bool = False
+           traffic: Optional[str] = None, any_traffic: bool = False, version: Optional[str] = None
            ) -> List[Tuple[Mapping[str, Any], Mapping[str, Any], str]]:
     """The profile's layers in the order the launch applies them, later ones winning: (args, env, source) for the
     whole profile, the hardware family, the strategy, and the strategy on this GPU model. A GPU layer that names
     other traffic than the cluster's (no mega MoE across racks) is left out, unless any_traffic (a layout weighed
-    without its fabric)."""
+    without its fabric). A row bounded to other vLLM releases than `version` (vllm_versions) is left out."""
     fam = profile.get("family", {}).get(family, {})
     strat = profile.get("strategy", {}).get(strategy, {})
     gpu = strat.get("gpu", {}).get(gpu_model, {})
     if not any_traffic and "traffic" in gpu and traffic not in gpu["traffic"]:
         gpu = {}
+
+    def kept(rows: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {row: value for row, value in rows.items() if applies(profile, row, version)}
     return [
-        (profile.get("args", {}), profile.get("env", {}), "profile %s" % name),
-        (fam.get("args", {}), fam.get("env", {}), "profile %s (%s)" % (name, family)),
-        (strat.get("args", {}), strat.get("env", {}), "profile %s (strategy %s)" % (name, strategy)),
-        (gpu.get("args", {}), gpu.get("env", {}), "profile %s (%s %s)" % (name, strategy, gpu_model)),
+        (kept(layer.get("args", {})), kept(layer.get("env", {})), source)
+        for layer, source in ((profile, "profile %s" % name), (fam, "profile %s (%s)" % (name, family)),
+                              (strat, "profile %s (strategy %s)" % (name, strategy)),
+                              (gpu, "profile %s (%s %s)" % (name, strategy, gpu_model)))
     ]
