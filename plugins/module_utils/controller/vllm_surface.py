@@ -19,7 +19,10 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
     vllm_surface_0_32_0, vllm_surface_0_33_0)
 
 # One generated file per vLLM release (CONTRIBUTING.md, "A new vLLM release").
-SURFACES = {"0.32.0": vllm_surface_0_32_0.SURFACE, "0.33.0": vllm_surface_0_33_0.SURFACE}
+SURFACES = {
+    "0.32.0": vllm_surface_0_32_0.SURFACE,
+    "0.33.0": vllm_surface_0_33_0.SURFACE,
+}
 
 # Flags that recipes and older docs still use, with the fix for each.
 REMOVED_FLAGS = {
