@@ -98,7 +98,7 @@ def gpu_node_launch(model: str = "H200") -> Dict[str, Any]:
     # pylint: disable-next=import-outside-toplevel
     from ansible_collections.inferops.vllm.plugins.module_utils.controller import cluster, launch
     # K3 does not fit one H200 node (capacity_fit): the roles' paths are the point here, so the check is off
-    members = [("node1", {"vllm_cluster": "c1", "vllm_gpu_model": model, "vllm_strategy": "single",
+    members = [("node1", {"vllm_cluster": "c1", "vllm_version": "0.32.0", "vllm_gpu_model": model, "vllm_strategy": "single",
                           "vllm_model_revision": "0123456789abcdef0123456789abcdef01234567",
                           "vllm_model_weight_gb": 0})]
     return launch.compile_cluster(cluster.build("c1", members))["node1"]

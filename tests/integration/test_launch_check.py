@@ -19,7 +19,7 @@ IMAGE = "127.0.0.1:5000/inferops/lab-vllm@sha256:" + "a" * 64
 
 def lab_launches(**cluster_vars):
     base = {"vllm_cluster": "lab", "vllm_profile": "cpu_lab", "vllm_gpu_model": "CPU", "vllm_fabric": "ethernet",
-            "vllm_strategy": "tp", "vllm_image": IMAGE, "vllm_port": 18300,
+            "vllm_strategy": "tp", "vllm_image": IMAGE, "vllm_port": 18300, "vllm_version": "0.32.0",
             "vllm_model_revision": "ad78e95083176836d5787e9e712db9f2744a8823"}
     base.update(cluster_vars)
     members = [("node%d" % i, dict(base, vllm_control_address="127.0.0.1")) for i in (1, 2)]

@@ -20,7 +20,7 @@ CHECK = ROOT / "roles/vllm_serve/files/check_launch.py"
 def lab_launches(monkeypatch, strategy, **cluster_vars):
     monkeypatch.setattr(weight_cache, "IPC_VENDORS", weight_cache.IPC_VENDORS + ("cpu",))
     base = {"vllm_cluster": "lab", "vllm_profile": "cpu_lab", "vllm_gpu_model": "CPU", "vllm_fabric": "ethernet",
-            "vllm_strategy": strategy, "vllm_port": 18300, "vllm_weight_cache": True,
+            "vllm_strategy": strategy, "vllm_port": 18300, "vllm_weight_cache": True, "vllm_version": "0.32.0",
             "vllm_image": "127.0.0.1:5000/inferops/lab-vllm@sha256:" + "a" * 64,
             "vllm_model_revision": "ad78e95083176836d5787e9e712db9f2744a8823"}
     base.update(cluster_vars)

@@ -210,7 +210,7 @@ def test_plan_refuses_k3_on_one_h200_node_before_any_host(tmp_path):
     (inv / "hosts.yml").write_text("all:\n  children:\n    vllm_clusters:\n      children:\n        k3:\n"
                                    "    k3:\n      hosts:\n        h200-01: {vllm_control_address: 10.0.0.1}\n")
     (inv / "group_vars/k3/vllm.yml").write_text(
-        "vllm_cluster: k3\nvllm_gpu_model: H200\nvllm_api_open: true\n"
+        "vllm_cluster: k3\nvllm_version: '0.32.0'\nvllm_gpu_model: H200\nvllm_api_open: true\n"
         "vllm_model_revision: 0123456789abcdef0123456789abcdef01234567\n")
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_CALLBACK_RESULT_FORMAT="json")

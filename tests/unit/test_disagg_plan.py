@@ -19,7 +19,7 @@ def site(prefill=None, decode=None, common=None, hosts=2):
     """Two clusters of `hosts` CPU-lab nodes each: k3_prefill (TP across them) and k3_decode (DP)."""
     base = {"vllm_profile": "cpu_lab", "vllm_gpu_model": "CPU", "vllm_fabric": "ethernet",
             "vllm_model_revision": REVISION, "vllm_image": IMAGE, "vllm_api_open": True, "vllm_model_source": "hub",
-            "vllm_pd_deployment": "k3"}
+            "vllm_pd_deployment": "k3", "vllm_version": "0.32.0"}
     base.update(common or {})
     hostvars, groups = {}, {"all": [], "ungrouped": [], "vllm_clusters": []}
     for index, side in enumerate((dict(PREFILL, **(prefill or {})), dict(DECODE, **(decode or {})))):

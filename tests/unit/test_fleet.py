@@ -168,7 +168,7 @@ def test_playbook_refuses_misspelt_variables_and_two_names_for_one_machine(tmp_p
     text = ("all:\n  children:\n    vllm_clusters:\n      children:\n        c1: {}\n    c1:\n      hosts:\n"
             "        n1: {ansible_host: 10.0.0.1}\n        n2: {ansible_host: 10.0.0.2}\n"
             "      vars: {vllm_cluster: c1, vllm_model_source: hub, vllm_profile: cpu_lab, vllm_fabric: ethernet, vllm_strategy: dp, "
-            "vllm_gpu_modle: H200}\n")
+            "vllm_version: 0.32.0, vllm_gpu_modle: H200}\n")
     result = _plan(tmp_path, text)
     assert result.returncode != 0 and "did you mean vllm_gpu_model" in result.stdout
     result = _plan(tmp_path, text.replace("10.0.0.2", "10.0.0.1").replace("vllm_gpu_modle: H200", "x: 1"))

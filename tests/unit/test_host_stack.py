@@ -46,7 +46,7 @@ def test_the_inventory_overrides_an_auto_choice_per_host():
 
 def rack_vars(fabric, domains):
     """{host: its variables}; domains: {host: (its NVLink domain, its address's last byte)}."""
-    return {host: {"vllm_cluster": "c1", "vllm_gpu_model": "GB300", "vllm_fabric": fabric, "vllm_strategy": "dep",
+    return {host: {"vllm_cluster": "c1", "vllm_version": "0.32.0", "vllm_gpu_model": "GB300", "vllm_fabric": fabric, "vllm_strategy": "dep",
                    "vllm_nvlink_domain": domain, "vllm_model_revision": "0" * 40,
                    "vllm_control_address": "10.0.0.%d" % byte} for host, (domain, byte) in domains.items()}
 
@@ -71,7 +71,7 @@ def test_racks_joined_by_infiniband_each_list_their_own_trays():
 
 
 def test_imex_without_a_domain_group_is_refused_by_the_plan():
-    hostvars = {"n1": {"vllm_cluster": "c1", "vllm_gpu_model": "H200", "vllm_strategy": "single",
+    hostvars = {"n1": {"vllm_cluster": "c1", "vllm_version": "0.32.0", "vllm_gpu_model": "H200", "vllm_strategy": "single",
                        "vllm_model_revision": "0" * 40, "nvidia_driver_imex": True,
                        "vllm_model_weight_gb": 0}}   # K3 on one H200 node: capacity off, IMEX is the point
     with pytest.raises(cluster.ClusterError, match="nvidia_driver_imex_domain='' .*names no NVLink domain"):

@@ -45,7 +45,8 @@ def two_h200_nodes(tmp_path, cluster, group_vars, host_b_vars=""):
                                    "    %s:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
                                    "        gpu-b: {vllm_control_address: 10.0.0.2%s}\n"
                                    % (cluster, cluster, ", " + host_b_vars if host_b_vars else ""))
-    (inv / "group_vars" / cluster / "vllm.yml").write_text("vllm_cluster: %s\n" % cluster + group_vars)
+    (inv / "group_vars" / cluster / "vllm.yml").write_text("vllm_cluster: %s\nvllm_version: '0.32.0'\n" % cluster
+                                                           + group_vars)
     return inv
 
 
@@ -159,7 +160,8 @@ def test_the_plan_never_decrypts_a_vaulted_variable_it_does_not_need(tmp_path):
     assert "hunter2" not in result.stdout + result.stderr and "plain text" not in result.stdout + result.stderr
     # a template of a vaulted variable is not plain text; a password written out is, and is named, never shown
     (inv / "group_vars/c1/vllm.yml").write_text(
-        "vllm_cluster: c1\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\n"
+        "vllm_cluster: c1\nvllm_version: '0.32.0'\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\n"
+        "vllm_gpu_model: H200\n"
         "vllm_fabric: infiniband\nvllm_model_registry: 10.0.0.5:5000\nvllm_image_registry_password: hunter3\n"
         "vllm_api_key: '{{ vault_vllm_api_key }}'\nvault_vllm_api_key: " + block)
     result = run_plan(inv, tmp_path / "out")
@@ -239,7 +241,8 @@ def test_every_problem_is_refused_in_one_run_and_printed_once(tmp_path):
     for group in ("c1", "c2", "c3"):
         (inv / "group_vars" / group).mkdir(parents=True)
         (inv / "group_vars" / group / "vllm.yml").write_text(
-            "vllm_cluster: %s\nvllm_model_revision: %s\nvllm_gpu_model: B300\nvllm_api_open: true\n"
+            "vllm_cluster: %s\nvllm_version: '0.32.0'\nvllm_model_revision: %s\nvllm_gpu_model: B300\n"
+            "vllm_api_open: true\n"
             "vllm_model_source: hub\n"
             % (group, "0123456789abcdef0123456789abcdef01234567"))
     (inv / "hosts.yml").write_text(

@@ -34,7 +34,7 @@ class DictReader(plan_run.Reader):
 def inventory(**extra):
     common = {"vllm_cluster": "c1", "vllm_profile": "cpu_lab", "vllm_gpu_model": "CPU", "vllm_fabric": "ethernet",
               "vllm_strategy": "dp", "vllm_model_revision": REVISION, "vllm_image": IMAGE, "vllm_api_open": True,
-              "vllm_model_source": "hub"}
+              "vllm_model_source": "hub", "vllm_version": "0.32.0"}
     common.update(extra)
     hostvars = {"n1": dict(common, ansible_host="10.0.0.1"), "n2": dict(common, ansible_host="10.0.0.2")}
     groups = {"all": ["n1", "n2"], "ungrouped": [], "vllm_clusters": ["n1", "n2"], "c1": ["n1", "n2"]}

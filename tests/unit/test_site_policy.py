@@ -16,6 +16,7 @@ def site(hosts=2, **extra):
     """A two-node CPU cluster on two machines (10.0.0.x), planned whole; `extra` on every host."""
     common = {"vllm_cluster": "c1", "vllm_profile": "cpu_lab", "vllm_gpu_model": "CPU", "vllm_fabric": "ethernet",
               "vllm_strategy": "dp", "vllm_model_revision": REVISION, "vllm_image": IMAGE, "vllm_api_open": True,
+              "vllm_version": "0.32.0",
               "vllm_model_source": "site", "vllm_model": "inferops/tiny-k3",
               "vllm_model_registry": "10.0.0.5:5000"}
     common.update(extra)
@@ -187,6 +188,7 @@ def test_a_peer_to_peer_address_nodes_cannot_reach_is_refused(address):
 def routed(**router_vars):
     common = {"vllm_cluster": "c1", "vllm_profile": "cpu_lab", "vllm_gpu_model": "CPU", "vllm_fabric": "ethernet",
               "vllm_strategy": "dp", "vllm_model_revision": REVISION, "vllm_image": IMAGE, "vllm_api_open": True,
+              "vllm_version": "0.32.0",
               "vllm_model_source": "hub"}
     hostvars = {"n1": dict(common, ansible_host="10.0.0.1"), "n2": dict(common, ansible_host="10.0.0.2"),
                 "r1": dict({"ansible_host": "10.0.0.9"}, **router_vars)}

@@ -63,3 +63,20 @@ def test_the_same_version_compiles_once():
     out = upgrade(vllm_version_before="0.33.0")
     assert out.refusals == [] and "before" not in out.launches["n1"]
     assert "version_change" not in out.launches["n1"]["cluster"]
+
+
+def test_the_version_is_read_from_the_images_tag_and_required_where_it_names_none():
+    from ansible_collections.inferops.vllm.plugins.module_utils.node.image_ref import tag_release
+    assert [tag_release(ref) for ref in ("vllm/vllm-openai:v0.33.0@sha256:" + "a" * 64, "r:5000/v:0.32.0-cu130@x",
+                                         "vllm/vllm-openai:v0.33.0-aarch64-cu130", "vllm/vllm-openai:kimi-k3@x",
+                                         "vllm/vllm-openai@sha256:" + "a" * 64, "vllm/vllm-openai:v0.33")] == [
+        "0.33.0", "0.32.0", "0.33.0", "", "", ""]
+    tagged = "vllm/vllm-openai:v0.33.0@sha256:" + "a" * 64
+    reader, groups = inventory(vllm_version=None, vllm_image=tagged)
+    out = plan_run.run(reader, ["n1", "n2"], groups)
+    assert out.refusals == [] and out.launches["n1"]["cluster"]["vllm_version"] == "0.33.0"
+    reader, groups = inventory(vllm_version="0.32.0", vllm_image=tagged)
+    assert any("vllm_image's tag names vLLM 0.33.0" in line for line in plan_run.run(reader, ["n1", "n2"], groups).refusals)
+    reader, groups = inventory(vllm_version=None)
+    line = next(line for line in plan_run.run(reader, ["n1", "n2"], groups).refusals if "vllm_version" in line)
+    assert "names no vLLM release in its tag" in line and "set vllm_version to the vLLM inside the image" in line

@@ -374,8 +374,8 @@ def _address(host: str, hvars: Mapping[str, Any], required: bool) -> Optional[st
     if required and parsed.version == 6:
         # vLLM 0.32 binds the data-parallel group's store with socket.AF_INET at --data-parallel-address (and
         # --master-addr, which becomes it): config/parallel.py _pick_stateless_dp_port, distributed/utils.py
-        _fail("vllm_control_address", value, where, "an IPv6 address: vLLM %s binds its cross-node rendezvous "
-              "(--data-parallel-address, --master-addr) as IPv4 only" % CLUSTER_DEFAULTS["vllm_version"],
+        _fail("vllm_control_address", value, where, "an IPv6 address: vLLM (0.32, 0.33) binds its cross-node "
+              "rendezvous (--data-parallel-address, --master-addr) as IPv4 only",
               "set vllm_control_address to the node's IPv4 address on the control-plane network")
     return str(value)
 
@@ -551,6 +551,23 @@ def _gpus_per_node(value: Any, acc: hardware.Accelerator, where: str) -> int:
     return gpus
 
 
+def _vllm_version(settings: Mapping[str, Any], where: str) -> str:
+    """The vLLM inside the image: vllm_version, else the release the image's tag names (vllm/vllm-openai:v0.33.0@...).
+    Required where neither says it: a digest alone does not tell which flags the image's vLLM reads."""
+    set_, image = settings["vllm_version"], str(settings["vllm_image"] or "")
+    tagged = image_ref.tag_release(image)
+    if set_ and tagged and tagged != set_:
+        _fail("vllm_version", set_, where, "vllm_image's tag names vLLM %s (%s)" % (tagged, image),
+              "set vllm_version to %s, or pin an image of vLLM %s" % (tagged, set_))
+    if set_ or tagged:
+        return str(set_ or tagged)
+    _fail("vllm_version", None, where, "not set, and %s" % ("vllm_image %s names no vLLM release in its tag" % image
+                                                            if image else "there is no vllm_image to read it from"),
+          "set vllm_version to the vLLM inside the image, one of %s (docker run --rm --entrypoint vllm IMAGE "
+          "--version prints it)" % ", ".join(vllm_surface.supported_versions()))
+    return ""
+
+
 def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]],
           domain_peers: Optional[Mapping[str, Sequence[str]]] = None) -> Cluster:
     """members: (inventory host name, its variables) for every host of the cluster. domain_peers: the
@@ -565,6 +582,7 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]],
     profile = PROFILES.get(profile_name)
     if profile is None:
         _fail("vllm_profile", profile_name, where, "unknown model profile", "set one of %s" % ", ".join(PROFILES))
+    settings["vllm_version"] = _vllm_version(settings, where)
     surface = vllm_surface.load(settings["vllm_version"])
     if surface is None:
         _fail("vllm_version", settings["vllm_version"], where, "no flag data for this vLLM version",

@@ -118,6 +118,12 @@ def tag(ref: str) -> str:
     return last.partition(":")[2]
 
 
+def tag_release(ref: str) -> str:
+    """The vLLM release an image tag names (v0.33.0, 0.33.0-cu130, v0.33.0-aarch64-cu130 -> 0.33.0), or ''."""
+    match = re.match(r"v?(\d+\.\d+\.\d+)(?:$|[-+])", tag(ref))
+    return match.group(1) if match else ""
+
+
 def cuda_major(ref: str) -> Optional[int]:
     """The CUDA major a vLLM image tag names (cu130 -> 13, cu129 -> 12), or None."""
     match = re.search(r"(?:^|[-_.])cu(\d{3})(?:$|[-_.])", tag(ref))
