@@ -90,7 +90,8 @@ class ActionModule(ActionBase):
         warnings = out.warnings + plain_secrets(task_vars["hostvars"], out.launches)
         if shown:   # the plan as people read it is this task's output
             result["_ansible_verbose_always"] = True
-        result.update(changed=bool(changed), stash=folder, warnings=warnings, show=shown)
+        result.update(changed=bool(changed), stash=folder, warnings=warnings, show=shown,
+                      version_changes=plan_output.version_change_lines(out.launches))
         return result
 
     @staticmethod

@@ -14,11 +14,17 @@ description:
   - Reads the output of C(check_launch.py) (the vllm_serve role runs it in the pinned image with its own python3)
     and returns its JSON verdict. vLLM's own log lines before it are skipped.
   - Output without a verdict (the container could not run the script) counts as not checked.
+  - With O(planned), C(release_problem) says why the image's vLLM is not that release (empty where it is, or where
+    the check could not read it).
 options:
   _input:
     description: The check container's output.
     type: str
     required: true
+  planned:
+    description: The vLLM release the launch was compiled for (the launch's C(vllm_version)).
+    type: str
+    default: ""
 version_added: 1.0.0
 author: inferops.vllm contributors (@inferops)
 """
@@ -32,16 +38,16 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description: C(checked) (vLLM's parser could be imported), C(ok), C(version) (vLLM's), C(build) (what the
-    image's torch was built for, C(cuda), C(rocm) or C(cpu)), C(error) and C(flags) (the flags or environment
-    variables the error names).
+    image's torch was built for, C(cuda), C(rocm) or C(cpu)), C(error), C(flags) (the flags or environment
+    variables the error names) and C(release_problem).
   type: dict
   sample: {checked: true, ok: false, version: 0.32.0, build: cuda, error: "unrecognized arguments: --moe-backend",
-           flags: [--moe-backend]}
+           flags: [--moe-backend], release_problem: ""}
 """
 
 
-def launch_check_result(output):
-    return launch_check.result(str(output or ""))
+def launch_check_result(output, planned=""):
+    return launch_check.result(str(output or ""), str(planned or ""))
 
 
 class FilterModule:

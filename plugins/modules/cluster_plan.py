@@ -77,4 +77,11 @@ show:
   returned: when compiling
   type: list
   elements: str
+version_changes:
+  description:
+    - For each cluster that an upgrade moves to another vLLM (C(vllm_version_before)), what its launch changes,
+      flag by flag (C(upgrade.yml) prints it); else empty.
+  returned: when compiling
+  type: list
+  elements: str
 """

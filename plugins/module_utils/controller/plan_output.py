@@ -110,6 +110,16 @@ def show_lines(launches: Mapping[str, Mapping[str, Any]], read: Mapping[str, Map
                                 + firewall.summary_lines(shares))
 
 
+def version_change_lines(launches: Mapping[str, Mapping[str, Any]]) -> List[str]:
+    """Per cluster that an upgrade moves to another vLLM, what changes (version_change.summary_lines)."""
+    out: List[str] = []
+    for summary in {launch["cluster"]["name"]: launch["cluster"] for launch in launches.values()}.values():
+        if summary.get("version_change"):
+            out += ["cluster %s: %s" % (summary["name"], line) if i == 0 else line
+                    for i, line in enumerate(version_change.summary_lines(summary["version_change"]))]
+    return out
+
+
 def stash(launches: Mapping[str, Any], tmp_root: str, hosts: Mapping[str, Any] = MappingProxyType({})) -> str:
     """One small JSON file per host in the run's local temp dir (Ansible removes it at exit): its launch, and under
     hosts/ what else it applies (Outcome.hosts). A registered result holding every launch would be copied into every

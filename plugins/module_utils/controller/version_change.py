@@ -168,8 +168,8 @@ def summary_lines(change: Mapping[str, Any]) -> List[str]:
     """The plan's block for the cluster: one line per kind of change (the file has the rows)."""
     def names(rows: List[Mapping[str, Any]], key: str, kind: str) -> List[str]:
         return [r[key] for r in rows if r["change"].startswith(kind)]
-    out = ["vLLM %s -> %s (version-change.md has every row; a rollback returns to the launch before)"
-           % (change["from"], change["to"])]
+    out = ["vLLM %s -> %s (each row: version-change.md under cluster_plan_output_dir; a rollback returns to the "
+           "launch before)" % (change["from"], change["to"])]
     for kind in ("removed", "added", "changed", "spelt anew"):
         found = names(change["flags"], "flag", kind)
         if found:
