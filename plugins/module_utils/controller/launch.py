@@ -9,7 +9,7 @@ options. Roles only render what this returns. No Ansible imports.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
@@ -21,7 +21,7 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster i
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import PROFILES, proposed_flags
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import layers as profile_layers
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import (
-    REMOVED_ENV, REMOVED_FLAGS, flag_name)
+    REMOVED_ENV, REMOVED_FLAGS, flag_name, negation_spellings)
 
 # Compiler-owned flags that a profile proposes (moe-backend, kv-cache-dtype, max-model-len): null for
 # one of them in vllm_site_args or vllm_args drops the profile's value, as null does for any flag.
@@ -356,6 +356,19 @@ def flag_argv(cluster: Cluster, args: Mapping[str, Any]) -> List[str]:
         else:
             argv += ["--" + flag, render_value(value)]
     return argv
+
+
+def flag_text(flag: str, value: Any, argv: Sequence[str]) -> str:
+    """`--flag value` as vLLM reads it from the config file: true is the bare flag, false the off spelling argv has
+    (--no-X, or 0.33's --disable-X)."""
+    if value is True:
+        return "--" + flag
+    if value is False:
+        negation = [neg for neg in negation_spellings("--" + flag) if neg in argv]
+        return negation[0] if negation else "--%s false" % flag
+    if isinstance(value, (list, tuple)):
+        return "--%s %s" % (flag, " ".join(str(v) for v in value))
+    return "--%s %s" % (flag, render_value(value))
 
 
 def to_config_yaml(cluster: Cluster, node: Node, args: Mapping[str, Any]) -> str:

@@ -16,9 +16,9 @@ import re
 import textwrap
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import disagg, version_change, vllm_surface
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import disagg, version_change
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import OWNED_FLAGS
-from ansible_collections.inferops.vllm.plugins.module_utils.controller.launch import render_value
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.launch import flag_text
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_options
 
 # The yaml callback folds a list item at its first space past column 80; the item starts at column 6. Lists of
@@ -201,18 +201,6 @@ def _named_options(launch: Mapping[str, Any]) -> List[Tuple[str, str]]:
         else:
             out.append((option, value))
     return out
-
-
-def flag_text(flag: str, value: Any, argv: Sequence[str]) -> str:
-    """`--flag value` as vLLM reads it from the config file: true is the bare flag, false its --no- form."""
-    if value is True:
-        return "--" + flag
-    if value is False:
-        negation = [neg for neg in vllm_surface.negation_spellings("--" + flag) if neg in argv]
-        return negation[0] if negation else "--%s false" % flag
-    if isinstance(value, (list, tuple)):
-        return "--%s %s" % (flag, " ".join(str(v) for v in value))
-    return "--%s %s" % (flag, render_value(value))
 
 
 def follower_lines(head: Mapping[str, Any], node: Mapping[str, Any]) -> List[str]:

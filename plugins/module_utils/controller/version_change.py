@@ -18,24 +18,15 @@ import json
 from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import vllm_surface
-from ansible_collections.inferops.vllm.plugins.module_utils.controller.launch import render_value
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.launch import flag_text
 
 # what the launches carry that is not the cluster's flags (the rollout's own, or the same in both by construction)
 _NOT_FLAGS = ("model",)
 
 
 def _text(flag: str, value: Any, argv: List[str]) -> Optional[str]:
-    """The flag as the node's vLLM reads it: bare, its off spelling from argv, or with its value."""
-    if value is None:
-        return None
-    if value is True:
-        return "--" + flag
-    if value is False:
-        spelt = [neg for neg in vllm_surface.negation_spellings("--" + flag) if neg in argv]
-        return spelt[0] if spelt else "--%s false" % flag
-    if isinstance(value, (list, tuple)):
-        return "--%s %s" % (flag, " ".join(str(v) for v in value))
-    return "--%s %s" % (flag, render_value(value))
+    """The flag as the node's vLLM reads it (launch.flag_text), None where the launch leaves it unset."""
+    return None if value is None else flag_text(flag, value, argv)
 
 
 def _flag_rows(before: Mapping[str, Any], after: Mapping[str, Any]) -> List[Dict[str, Any]]:
