@@ -46,7 +46,8 @@ def test_bad_role_variables_stop_site_yml_at_the_plan(tmp_path):
         "    bad:\n      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n"
         "        gpu-b: {vllm_control_address: 10.0.0.2, container_runtime_docker_source: podman}\n")
     (inv / "group_vars/bad/vllm.yml").write_text(
-        "vllm_cluster: bad\nvllm_version: '0.32.0'\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\nvllm_gpu_model: H200\nvllm_fabric: infiniband\n"
+        "vllm_cluster: bad\nvllm_version: '0.32.0'\nvllm_model_revision: 0123456789abcdef0123456789abcdef01234567\n"
+        "vllm_gpu_model: H200\nvllm_fabric: infiniband\n"
         "vllm_image: vllm/vllm-openai@sha256:%s\nvllm_api_key: k\nvllm_model_registry: 10.0.0.5:5000\n"
         "smoke_test_tool_trials: many\nsmoke_test_suites: [text, typo]\n"
         "fabric_check_timeout: '{{ needs_a_fact }}'\n".replace("%s", "ab" * 32))   # unresolvable yet: left to its role
