@@ -13,7 +13,7 @@ from typing import Any, Dict
 def release_problem(found: Any, planned: str) -> str:
     """Why the image's vLLM (`found`, as the check read it: 0.32.0+cpu counts as 0.32.0) is not the release the launch
     was compiled for, or "" (also where either is unknown)."""
-    release = str(found or "").split("+")[0]
+    release = str(found or "").split("+", maxsplit=1)[0]
     if not release or not planned or release == planned:
         return ""
     return ("carries vLLM %s, but the launch was compiled for vLLM %s (vllm_version): set vllm_version to %s and plan "

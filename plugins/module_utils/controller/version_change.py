@@ -83,7 +83,8 @@ def compare(before: Mapping[str, Mapping[str, Any]], after: Mapping[str, Mapping
     head = next(iter(after.values()))["cluster"]
     old_version, new_version = next(iter(before.values()))["cluster"]["vllm_version"], head["vllm_version"]
     old, new = vllm_surface.load(old_version), vllm_surface.load(new_version)
-    assert old is not None and new is not None   # both compiled, so both surfaces exist
+    if old is None or new is None:   # both compiled, so both surfaces exist
+        raise ValueError("no surface for vLLM %s or %s" % (old_version, new_version))
     hosts = list(after)
     seen: Dict[str, Dict[str, Any]] = {}
     for host in hosts:
