@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import vllm_surface
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.launch import flag_text
 
-# what the launches carry that is not the cluster's flags (the rollout's own, or the same in both by construction)
+# argv's positional model, not a flag (the same in both compiles: one inventory)
 _NOT_FLAGS = ("model",)
 
 
