@@ -180,7 +180,7 @@ def test_a_bad_proxy_stops_site_yml_at_the_plan(tmp_path):
         "all:\n  vars: {ansible_host: 127.0.0.1, ansible_port: 1, ansible_connection: ssh,\n"
         "         inferops_proxy: {http: 'socks5://ops:s3cret@proxy:1080'}}\n"
         "  children:\n    vllm_clusters:\n      children:\n        c:\n"
-        "    c:\n      vars: {vllm_cluster: c, vllm_gpu_model: H200, vllm_fabric: nvlink}\n"
+        "    c:\n      vars: {vllm_cluster: c, vllm_version: 0.32.0, vllm_gpu_model: H200, vllm_fabric: nvlink}\n"
         "      hosts:\n        gpu-a: {vllm_control_address: 10.0.0.1}\n")
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_CALLBACK_RESULT_FORMAT="json")   # 2.18 wraps long YAML messages
