@@ -3,15 +3,8 @@ from it (the profile's vllm_versions): adding a release (scripts/vllm_release.sh
 import pytest
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import vllm_surface
-from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import PROFILES, applies, layers
-
-
-def all_layers(profile):
-    yield profile
-    yield from profile.get("family", {}).values()
-    for strategy in profile.get("strategy", {}).values():
-        yield strategy
-        yield from strategy.get("gpu", {}).values()
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.profiles import (
+    PROFILES, applies, every_layer, layers)
 
 
 @pytest.mark.parametrize("version", vllm_surface.supported_versions())
@@ -20,7 +13,7 @@ def test_each_row_is_one_the_release_has(name, version):
     surface = vllm_surface.load(version)
     profile = PROFILES[name]
     missing = []
-    for layer in all_layers(profile):
+    for layer in every_layer(profile):
         for flag, value in layer.get("args", {}).items():
             if not applies(profile, flag, version) or value is None:
                 continue

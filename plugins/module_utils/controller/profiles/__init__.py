@@ -43,12 +43,18 @@ PROFILES = {
 }
 
 
+def every_layer(profile: Mapping[str, Any]) -> List[Mapping[str, Any]]:
+    """Each layer of the profile, for any family, strategy or GPU: the whole profile's, then the families', then
+    each strategy's followed by its GPU layers."""
+    out = [profile] + list(profile.get("family", {}).values())
+    for strategy in profile.get("strategy", {}).values():
+        out += [strategy] + list(strategy.get("gpu", {}).values())
+    return out
+
+
 def proposed_flags(profile: Mapping[str, Any]) -> Set[str]:
     """Every flag some layer of the profile sets (for any family, strategy or GPU)."""
-    layers = [profile] + list(profile.get("family", {}).values())
-    for strategy in profile.get("strategy", {}).values():
-        layers += [strategy] + list(strategy.get("gpu", {}).values())
-    return {str(flag).lstrip("-") for layer in layers for flag in layer.get("args", {})}
+    return {str(flag).lstrip("-") for layer in every_layer(profile) for flag in layer.get("args", {})}
 
 
 def _release(version: str) -> Tuple[int, ...]:
