@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import hardware
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
@@ -197,7 +197,7 @@ class Cluster:
         return rules.traffic_kind(self.fabric, len(self.nodes))
 
 
-def _fail(variable: str, value: Any, where: str, problem: str, fix: str):
+def _fail(variable: str, value: Any, where: str, problem: str, fix: str) -> NoReturn:
     raise ClusterError(variable, value, where, problem, fix)
 
 
@@ -565,7 +565,6 @@ def _vllm_version(settings: Mapping[str, Any], where: str) -> str:
                                                             if image else "there is no vllm_image to read it from"),
           "set vllm_version to the vLLM inside the image, one of %s (docker run --rm --entrypoint vllm IMAGE "
           "--version prints it)" % ", ".join(vllm_surface.supported_versions()))
-    return ""
 
 
 def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]],
@@ -588,11 +587,6 @@ def build(name: str, members: Sequence[Tuple[str, Mapping[str, Any]]],
         _fail("vllm_version", settings["vllm_version"], where, "no flag data for this vLLM version",
               "set one of %s (the vLLM version inside vllm_image); a newer release is added by "
               "scripts/vllm_release.sh (CONTRIBUTING.md)" % ", ".join(vllm_surface.supported_versions()))
-    before = settings["vllm_version_before"]
-    if before and vllm_surface.load(before) is None:
-        _fail("vllm_version_before", before, where, "no flag data for this vLLM version",
-              "set the version the nodes run now, one of %s, or leave it empty"
-              % ", ".join(vllm_surface.supported_versions()))
     acc = _accelerator(settings, where)
     gpus = _gpus_per_node(settings["vllm_gpus_per_node"], acc, where)
     ordered = _order(name, members)

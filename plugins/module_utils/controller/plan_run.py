@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
     cluster, compile_cache, disagg, firewall, fleet, flows, known_vars, proxy, readiness, redact, role_vars, rollout,
-    routers, site_policy, specs, version_change, wrong_values)
+    routers, site_policy, specs, version_change, vllm_surface, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     DRIVER_VARS, SECRET_ENV, ClusterError, one_line)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
@@ -297,6 +297,10 @@ class Plan:
         version = settings.get("vllm_version_before") or ""
         if not version or version == summary["vllm_version"]:
             return {}
+        if vllm_surface.load(version) is None:
+            raise ClusterError("vllm_version_before", version, "cluster %s" % name, "no flag data for this vLLM "
+                               "version", "set the version the nodes run now, one of %s, or leave it empty"
+                               % ", ".join(vllm_surface.supported_versions()))
         if not settings.get("vllm_image_before"):
             raise ClusterError("vllm_image_before", None, "cluster %s" % name, "an upgrade from vLLM %s names no "
                                "image to roll back to" % version, "set vllm_image_before to the image digest the "
