@@ -47,13 +47,15 @@ def _flag_rows(before: Mapping[str, Any], after: Mapping[str, Any]) -> List[Dict
 
 def _defaults(old: vllm_surface.Surface, new: vllm_surface.Surface, args: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """Flags both versions have and the launch leaves unset, whose parser default differs: the node now runs the
-    new default."""
+    new default. One row per setting: a flag and its negation (--enable-X, --disable-X) share one (their dest)."""
     rows = []
+    done = {new.options["--" + flag]["dest"] for flag in args if "--" + flag in new.options}   # the launch sets them
     for flag, option in sorted(new.options.items()):
         was = old.options.get(flag)
         if (option.get("hidden") or was is None or "default" not in option or "default" not in was
-                or flag[2:] in args or option["dest"] in args):
+                or option["dest"] in done):
             continue
+        done.add(option["dest"])
         if option["default"] != was["default"]:
             rows.append({"flag": flag[2:], "change": "newly defaulted", "before": was["default"],
                          "after": option["default"]})
