@@ -80,12 +80,12 @@ class ActionModule(ActionBase):
             return self._refuse(result, out.refusals)
         try:
             changed = plan_output.write(args["output_dir"], out.launches, out.observability, self._task.check_mode,
-                                        out.flows, out.firewall, out.routers)
+                                        out.flows, out.firewall, out.routers, out.services)
             folder = plan_output.stash(out.launches, C.DEFAULT_LOCAL_TMP, plan_run.shares(out, play))
         except boundary.BoundaryError as exc:
             return dict(result, failed=True, msg="inferops.vllm launch plan: %s" % exc)
         shown = plan_output.show_lines(out.launches, out.read, out.role_values, args["output_dir"],
-                                       out.flows, out.hosts, out.routers) if args["show"] else []
+                                       out.flows, out.hosts, out.routers, out.services) if args["show"] else []
         # every warning, the clusters' included, as Ansible's own: a line inside the shown plan went unread
         warnings = out.warnings + plain_secrets(task_vars["hostvars"], out.launches)
         if shown:   # the plan as people read it is this task's output

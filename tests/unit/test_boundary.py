@@ -133,12 +133,6 @@ def test_an_unset_image_is_refused_at_the_plan():
     assert readiness.image_problems(compile_(2, vllm_image=image)) == []
 
 
-def test_staged_weights_need_a_registry():
-    launches = compile_(2)
-    assert len(readiness.registry_problems(launches, lambda host: "")) == 1
-    assert readiness.registry_problems(launches, lambda host: "10.0.0.5:5000") == []
-
-
 def test_an_open_api_is_refused_unless_it_is_meant():
     launches = compile_(2)
     refused, notes = readiness.api_problems(launches, lambda host: False, lambda host: False)

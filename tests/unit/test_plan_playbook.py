@@ -27,12 +27,18 @@ def image_for(inventory):
     return IMAGES["amd" if "mi355x" in name else "cpu" if name == "lab" else "nvidia"]
 
 
+# The AMD examples pin their GPU exporter's image as they pin vLLM's: the user's digest (an undef with the hint).
+AMD_EXPORTER = "rocm/device-metrics-exporter@sha256:" + "5" * 64
+
+
 def run_plan(inventory, out_dir, *extra, **env_extra):
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1", **env_extra)
     env.pop("INFEROPS_LAB_IMAGE", None)   # the goldens show the plan with a fixed image, not a built lab image
+    images = ["-e", "vllm_image=%s" % image_for(inventory)]
+    if "mi355x" in Path(inventory).name:
+        images += ["-e", "vllm_exporters_amd_image=" + AMD_EXPORTER]
     return subprocess.run([PLAYBOOK, "-i", str(inventory), str(ROOT / "playbooks/plan.yml"),
-                           "-e", "cluster_plan_output_dir=%s" % out_dir, "-e", "vllm_image=%s" % image_for(inventory)]
-                          + list(extra),
+                           "-e", "cluster_plan_output_dir=%s" % out_dir] + images + list(extra),
                           cwd=ROOT, env=env, capture_output=True, text=True, check=False)
 
 

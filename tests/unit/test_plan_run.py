@@ -125,13 +125,15 @@ def test_the_plan_names_the_reference_each_node_pulls_through_the_site_registry(
     reader, groups = inventory(vllm_image_mirror="registry.site:5000")
     out = plan_run.run(reader, ["n1", "n2"], groups)
     pull = out.launches["n1"]["cluster"]["pull"]
-    assert pull == {"ref": "registry.site:5000/vllm/vllm-openai@sha256:" + "a" * 64, "mirror": "registry.site:5000",
-                    "mode": "copy"}
+    # what role vllm_image applies as it is: no reference, digest or host is worked out again on the node
+    assert pull == {"pull_ref": "registry.site:5000/vllm/vllm-openai@sha256:" + "a" * 64, "digest": "sha256:" + "a" * 64,
+                    "repository": "vllm/vllm-openai", "registry": "docker.io", "login_url": "https://index.docker.io/v1/",
+                    "mirror": "registry.site:5000", "mode": "copy", "mirror_host": "n1"}
     shown = " ".join(plan_view.plan_lines(out.launches))
-    assert "pulled through the site registry registry.site:5000 as " + pull["ref"] + " (mode copy" in shown
+    assert "pulled through the site registry registry.site:5000 as " + pull["pull_ref"] + " (mode copy" in shown
     reader, groups = inventory()
-    assert plan_run.run(reader, ["n1", "n2"], groups).launches["n1"]["cluster"]["pull"] == {
-        "ref": IMAGE, "mirror": "", "mode": ""}
+    pull = plan_run.run(reader, ["n1", "n2"], groups).launches["n1"]["cluster"]["pull"]
+    assert (pull["pull_ref"], pull["mirror"], pull["mode"], pull["mirror_host"]) == (IMAGE, "", "", "")
 
 
 def test_each_host_of_the_site_gets_its_firewall_state_from_the_plan():

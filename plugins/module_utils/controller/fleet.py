@@ -74,7 +74,8 @@ class PortUse:
 
 def launch_ports(launch: Mapping[str, Any], fabric_check_port: Optional[int]) -> List[PortUse]:
     """The ports a node's launch listens on: the API, the head's data-parallel RPC and torch master ports, the
-    weight-cache daemons', a P/D side's KV side channel, and the fabric check's rendezvous on a multi-node cluster."""
+    weight-cache daemons', a P/D side's KV side channel, and the fabric check's rendezvous on a multi-node cluster's
+    head (its TCP store; the other ranks only connect to it)."""
     args, out = launch.get("args") or {}, []
     if launch.get("serves_api"):
         out.append(PortUse(int(launch["port"]), "the vLLM API", "vllm_port"))
@@ -93,7 +94,7 @@ def launch_ports(launch: Mapping[str, Any], fabric_check_port: Optional[int]) ->
                                "vllm_weight_cache_master_port (+1)"))
     for port in launch.get("kv_side_channel_ports") or ():   # a P/D side's engines (disagg)
         out.append(PortUse(int(port), "the KV side channel", "vllm_kv_side_channel_port"))
-    if fabric_check_port is not None and len(launch["cluster"]["nodes"]) > 1:
+    if fabric_check_port is not None and len(launch["cluster"]["nodes"]) > 1 and launch.get("rank") == 0:
         out.append(PortUse(int(fabric_check_port), "the fabric check", "fabric_check_port"))
     return out
 
@@ -179,7 +180,8 @@ def imex_warnings(launches: Mapping[str, Mapping[str, Any]], imex_of: Callable[[
 # --- optional groups ------------------------------------------------------------------------------------
 
 # The groups site.yml, upgrade.yml and rolling_restart.yml run on only when the inventory has them.
-OPTIONAL_GROUPS = {"vllm_routers": "the router (role vllm_router)", "vllm_prometheus": "Prometheus (role vllm_prometheus)"}
+OPTIONAL_GROUPS = {"vllm_routers": "the router (role vllm_router)", "vllm_prometheus": "Prometheus (role vllm_prometheus)",
+                   "vllm_registry_mirrors": "the site registry and the weights store (roles vllm_image, vllm_model)"}
 
 
 def optional_group_warnings(groups: Mapping[str, Sequence[str]]) -> List[str]:

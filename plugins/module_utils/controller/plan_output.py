@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Sequence
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
-    boundary, firewall, flows, plan_view, routers, specs, version_change)
+    boundary, firewall, flows, plan_view, routers, site_services, specs, version_change)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import inputs as observability
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_run_command
 
@@ -64,10 +64,11 @@ def write_review(output_dir: str, launches: Mapping[str, Mapping[str, Any]], che
 
 def write(output_dir: str, launches: Mapping[str, Mapping[str, Any]], observability_files: Mapping[str, str],
           check: bool, flow_table: Sequence[flows.Flow] = (), rulesets: Mapping[str, str] = MappingProxyType({}),
-          router_configs: Mapping[str, Any] = MappingProxyType({})) -> int:
+          router_configs: Mapping[str, Any] = MappingProxyType({}),
+          services: Mapping[str, Any] = MappingProxyType({})) -> int:
     """The review files, the flow table (flows.md, flows.json), each host's firewall (firewall/<host>.nft), each
-    router's configuration (routers.json) and the observability files under output_dir ('' writes none): how
-    many changed."""
+    router's configuration (routers.json), each site service (image.json, weights.json, prometheus.json:
+    site_services) and the observability files under output_dir ('' writes none): how many changed."""
     if not output_dir:
         return 0
     changed = write_review(output_dir, launches, check)
@@ -79,6 +80,10 @@ def write(output_dir: str, launches: Mapping[str, Mapping[str, Any]], observabil
     if router_configs:
         changed += _write(boundary.inside(output_dir, "routers.json"), json.dumps(router_configs, indent=4) + "\n",
                           0o644, check)
+    for name, service in services.items():
+        if service is not None:
+            changed += _write(boundary.inside(output_dir, name + ".json"),
+                              _as_json(site_services.as_json(service)), 0o644, check)
     if rulesets:
         folder = boundary.inside(output_dir, "firewall")
         if not check:
@@ -94,7 +99,8 @@ def show_lines(launches: Mapping[str, Mapping[str, Any]], read: Mapping[str, Map
                role_values: Mapping[str, Mapping[str, Any]], output_dir: str,
                flow_table: Sequence[flows.Flow] = (),
                shares: Mapping[str, Mapping[str, Any]] = MappingProxyType({}),
-               router_configs: Mapping[str, Any] = MappingProxyType({})) -> List[str]:
+               router_configs: Mapping[str, Any] = MappingProxyType({}),
+               services: Mapping[str, Any] = MappingProxyType({})) -> List[str]:
     """The plan as people read it (plan_view), with the driver each node gets: its nvidia_driver_branch or
     rocm_version, else the role's default."""
     drivers: Dict[str, Any] = {}
@@ -105,9 +111,11 @@ def show_lines(launches: Mapping[str, Mapping[str, Any]], read: Mapping[str, Map
                 specs.role_default("nvidia_driver", "nvidia_driver_branch")
         elif vendor == "amd":
             drivers[host] = role_values.get(host, {}).get("rocm_version") or specs.role_default("rocm", "rocm_version")
+    blocks = (routers.summary_lines(router_configs) + site_services.image_lines(services.get("image"))
+              + site_services.weights_lines(services.get("weights"))
+              + site_services.prometheus_lines(services.get("prometheus") or {}))
     return plan_view.plan_lines(launches, drivers, output_dir,
-                                routers.summary_lines(router_configs) + flows.summary_lines(flow_table)
-                                + firewall.summary_lines(shares))
+                                blocks + flows.summary_lines(flow_table) + firewall.summary_lines(shares))
 
 
 def version_change_lines(launches: Mapping[str, Mapping[str, Any]]) -> List[str]:

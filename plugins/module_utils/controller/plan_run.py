@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
     cluster, compile_cache, disagg, firewall, fleet, flows, known_vars, proxy, readiness, redact, role_vars, rollout,
-    routers, site_policy, specs, version_change, vllm_surface, wrong_values)
+    routers, site_policy, site_services, specs, version_change, vllm_surface, wrong_values)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import (
     DRIVER_VARS, SECRET_ENV, ClusterError, one_line)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import (
@@ -23,7 +23,6 @@ from ansible_collections.inferops.vllm.plugins.module_utils.controller.observabi
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.observability import prometheus_server
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.plan import (
     cluster_name_of, compile_cluster, read_names)
-from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref
 
 SECRET_VARS = frozenset(SECRET_ENV.values())
 # Needed later by other roles, not by the plan: an example inventory may leave them required.
@@ -68,6 +67,7 @@ class Outcome:
     firewall: Dict[str, str] = field(default_factory=dict)                # each host's nftables table (firewall.py)
     hosts: Dict[str, Dict[str, Any]] = field(default_factory=dict)        # what each host applies beside its launch
     routers: Dict[str, Dict[str, Any]] = field(default_factory=dict)      # each router's configuration (routers.py)
+    services: Dict[str, Any] = field(default_factory=dict)   # image, weights, prometheus (site_services.py)
     read: Dict[str, Dict[str, Any]] = field(default_factory=dict)          # what the plan read, per host
     role_values: Dict[str, Dict[str, Any]] = field(default_factory=dict)   # the role variables hosts set
 
@@ -166,6 +166,7 @@ class Plan:
         self.refused_clusters: set = set()
         self.uses: Dict[str, List[fleet.PortUse]] = {}   # every listener of every host (fleet_lines)
         self.addresses: Dict[str, Any] = {}               # each host's own address (flow_table)
+        self.jobs: Dict[str, List[str]] = {}              # each scrape job's targets (observability_files)
 
     def host_vars(self, host: str) -> Dict[str, Any]:
         """What the plan reads of a host (plan.read_names()): nothing else is templated, and a secret only as present."""
@@ -277,16 +278,34 @@ class Plan:
         vllm_image_mirror names one, vllm_image's rule) and the compile cache's registry. Returns the summary."""
         summary = next(iter(compiled.values()))["cluster"]   # one summary, shared by the nodes
         mirror = str(self.setting(summary["head"], "vllm_image_mirror") or "")
-        pinned = summary["image"] and not image_ref.pin_problem(summary["image"])
-        summary["pull"] = {"ref": image_ref.pull_plan(summary["image"], mirror)["pull_ref"] if pinned
-                           else summary["image"], "mirror": mirror,
-                           "mode": str(self.setting(summary["head"], "vllm_image_mirror_mode")) if mirror else ""}
+        first = self.first_node()
+        summary["pull"] = site_services.pull(
+            summary["image"] or "", mirror, str(self.setting(first, "vllm_image_mirror_mode")) if mirror else "",
+            site_services.mirror_host(self.setting, self.groups, first) if mirror else "")
         for host, launch in compiled.items():
             # the site compile cache goes through the weights' registry; a site without one keeps each node's
             launch["compile_cache_site"] = compile_cache.with_registry(
                 launch["compile_cache_site"],
                 str(self.setting(host, "vllm_model_registry") or self.setting(host, "vllm_image_mirror") or ""))
         return summary
+
+    def first_node(self) -> str:
+        """The site's first cluster node (group vllm_clusters, whatever --limit leaves): the run-once steps of the
+        image and the weights read its values, and a site service without a group of its own runs there."""
+        group = list(self.groups.get("vllm_clusters") or ())
+        return group[0] if group else next(iter(self.outcome.launches), "")
+
+    def services_lines(self) -> List[str]:
+        """The image's site registry and the weights' store and swarm compiled (Outcome.services), and what their
+        roles would refuse on a host, as plan lines."""
+        launches, first = self.outcome.launches, self.first_node()
+        image, refused = site_services.compile_image(launches, self.setting, self.groups, first)
+        weights, more = site_services.compile_weights(
+            launches, self.setting, self.groups, first,
+            lambda host: self.host_vars(host).get("vllm_control_address") if host in launches else
+            optional_value(self.reader, host, "vllm_control_address"))
+        self.outcome.services.update(image=image, weights=weights)
+        return refused + more
 
     def compile_before(self, host: str, name: str, summary: Mapping[str, Any],
                        overrides: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
@@ -342,8 +361,6 @@ class Plan:
         imex = fleet.imex_warnings(launches, lambda host: setting(host, "nvidia_driver_imex") in (True, "true", "yes"))
         # what site.yml will need, refused here rather than after drivers and runtime
         lines += readiness.image_problems(launches)
-        lines += readiness.registry_problems(
-            launches, lambda host: setting(host, "vllm_model_registry") or setting(host, "vllm_image_mirror"))
         lines += readiness.imex_problems(launches, lambda host: setting(host, "nvidia_driver_imex"))
         refused, notes = readiness.api_problems(launches, lambda host: bool(read.get(host, {}).get("vllm_api_key")),
                                                 lambda host: read.get(host, {}).get(readiness.OPEN_API))
@@ -351,25 +368,15 @@ class Plan:
         return lines + refused, imex + notes
 
     def service_ports(self) -> List[Tuple[str, fleet.PortUse]]:
-        """The site services' listeners that the roles start on a host the plan can name: the site registry a
-        mirror group's first host runs (vllm_image_mirror_deploy), the peer-to-peer tracker on the store host."""
-        launches, out = self.outcome.launches, []
-        heads = list(launches)
-        if not heads:
-            return out
-        first = heads[0]
-        if self.setting(first, "vllm_image_mirror_deploy") is True:
-            group = self.groups.get(str(self.setting(first, "vllm_image_mirror_group"))) or []
-            if group and isinstance(self.setting(group[0], "vllm_image_mirror_port"), int):
-                out.append((group[0], fleet.PortUse(int(self.setting(group[0], "vllm_image_mirror_port")),
-                                                    "the site registry", "vllm_image_mirror_port")))
-        if any(self.setting(host, "vllm_model_p2p") is True for host in heads):
-            named = self.setting(first, "vllm_model_store_host")
-            store = named if isinstance(named, str) and "{{" not in named else \
-                (list(self.groups.get(str(self.setting(first, "vllm_model_store_group"))) or []) + heads)[0]
-            port = self.setting(store, "vllm_model_p2p_port")
-            if isinstance(port, int):
-                out.append((store, fleet.PortUse(port, "the peer-to-peer tracker", "vllm_model_p2p_port")))
+        """The site services' listeners on a host the plan named (services_lines first): the site registry on its
+        host (vllm_image_mirror_deploy), the peer-to-peer tracker on the store host."""
+        out = []
+        image, weights = self.outcome.services.get("image"), self.outcome.services.get("weights")
+        if image is not None and image.port is not None:
+            out.append((image.host, fleet.PortUse(image.port, "the site registry", "vllm_image_mirror_port")))
+        if weights is not None and weights.p2p_nodes and weights.tracker_port is not None:
+            out.append((weights.store_host, fleet.PortUse(weights.tracker_port, "the peer-to-peer tracker",
+                                                          "vllm_model_p2p_port")))
         return out
 
     def downtime_lines(self, routers: Sequence[str]) -> List[str]:
@@ -420,12 +427,17 @@ class Plan:
                 list(self.groups.get("vllm_routers") or ()), specs.own_options("vllm_router"), self.setting,
                 list(clusters.values()))
             lines += refused
-        p2p = [host for host in launches if self.setting(host, "vllm_model_p2p") is True]
+        p2p = self.p2p_nodes()
         if p2p:
             lines += site_policy.p2p_address_lines(self.setting(p2p[0], "vllm_model_p2p_address"), p2p[0],
                                                    all(self.on_controller(h) for h in launches))
         lines += site_policy.port_range_lines(self.uses, {host: [site_policy.P2P_PEERS] for host in p2p})
         return lines
+
+    def p2p_nodes(self) -> List[str]:
+        """The nodes that take weights from the site's swarm (the compiled weights service)."""
+        weights = self.outcome.services.get("weights")
+        return list(weights.p2p_nodes) if weights is not None else []
 
     def router_fronts(self, host: str, clusters: Mapping[str, Mapping[str, Any]]) -> List[str]:
         """The clusters whose API a router host reaches: those its explicit workers name, else vllm_router_clusters
@@ -468,7 +480,7 @@ class Plan:
             uses=self.uses, launches=launches,
             routers={host: self.router_fronts(host, clusters) for host in self.groups.get("vllm_routers") or ()},
             prometheus=list(self.groups.get("vllm_prometheus") or ()),
-            p2p=[host for host in launches if self.setting(host, "vllm_model_p2p") is True],
+            p2p=self.p2p_nodes(),
             p2p_range=site_policy.P2P_PEERS,
             ssh_ports={host: port for host, port in ((h, ssh_port(h)) for h in hosts) if port is not None},
             binds=binds))
@@ -494,9 +506,15 @@ class Plan:
         of the site, and a table compiled from part of it would shut out the peers it left out)."""
         complete = self.complete()
         out: Dict[str, Dict[str, Any]] = {}
+        weights, image = self.outcome.services.get("weights"), self.outcome.services.get("image")
+        for host in self.outcome.launches:
+            # the store host, the registry and the tracker role vllm_model uses, the GPU exporter's image that
+            # vllm_exporters pulls (neither role decides them again)
+            out[host] = {"weights": weights.share() if weights is not None else None,
+                         "exporter_image": image.exporters.get(host) if image is not None else None}
         for host in self.groups.get("vllm_routers") or ():
             # None: this run compiled part of the site, and the role leaves the router's configuration as it is
-            out[host] = {"router": self.outcome.routers.get(host) if complete else None}
+            out.setdefault(host, {})["router"] = self.outcome.routers.get(host) if complete else None
         for host, ruleset in self.outcome.firewall.items():
             if not enabled[host]:
                 state, why = "absent", "vllm_firewall is false: the host's firewall is the site's"
@@ -523,12 +541,14 @@ class Plan:
         routers = {host: observability_inputs.router(getter(host), default_of, host)
                    for host in self.groups.get("vllm_routers") or ()}
         settings = observability_inputs.settings(getter(settings_host), default_of)
+        self.jobs = observability.jobs(launches, addresses, routers, settings)
         return observability.files(launches, addresses, routers, settings)
 
     def prometheus_lines(self) -> List[str]:
-        """One refusal per bad vllm_prometheus_* value of a host of group vllm_prometheus (role vllm_prometheus
-        would fail on it only after the package is installed), naming the host."""
-        lines = []
+        """Each Prometheus host's server (Outcome.services["prometheus"], with every scrape job's targets), or one
+        refusal per bad vllm_prometheus_* value of a host of group vllm_prometheus (role vllm_prometheus would fail on
+        it only after the package is installed), naming the host."""
+        lines, servers = [], {}
         for host in self.groups.get("vllm_prometheus") or ():
             address_get = self.address_get(host)
 
@@ -538,10 +558,17 @@ class Plan:
                 return optional_value(self.reader, host, name, default_of(name))
             settings = {name: get(name) for name in ("vllm_prometheus_listen_address", "vllm_prometheus_port",
                                                      "vllm_prometheus_retention", "vllm_prometheus_alertmanagers")}
+            own = observability_inputs.address(get, host)
             try:
-                prometheus_server.check(settings, observability_inputs.address(get, host))
+                prometheus_server.check(settings, own)
             except prometheus_server.PrometheusSettingError as exc:
                 lines.append("%s (host %s)" % (exc, host))
+                continue
+            servers[host] = {"listen": prometheus_server.listen(settings, own),
+                             "retention": settings["vllm_prometheus_retention"],
+                             "alertmanagers": list(settings["vllm_prometheus_alertmanagers"] or ())}
+        self.outcome.services["prometheus"] = site_services.prometheus_service(
+            servers, self.jobs)
         return lines
 
 
@@ -608,6 +635,7 @@ def run(reader: Reader, hosts: Sequence[str], groups: Mapping[str, Sequence[str]
     out.warnings += pd_notes
     out.warnings += fleet.optional_group_warnings(groups)
     try:
+        out.refusals += plan.services_lines()
         fleet_refused, fleet_warned = plan.fleet_lines()
         out.refusals += fleet_refused
         out.refusals += plan.policy_lines()

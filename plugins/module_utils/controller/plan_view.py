@@ -103,7 +103,7 @@ def summary_lines(head: Mapping[str, Any], drivers: Mapping[str, Any]) -> List[s
     pull = c.get("pull") or {}
     if pull.get("mirror"):   # vllm_image_mirror: what the nodes pull instead
         out += wrap("pulled through the site registry %s as %s%s" % (
-            pull["mirror"], pull["ref"], " (mode copy: each node pulls its architecture's image of that index, by "
+            pull["mirror"], pull["pull_ref"], " (mode copy: each node pulls its architecture's image of that index, by "
             "its own digest)" if pull.get("mode") == "copy" else " (mode %s)" % pull.get("mode")))
     out += pack("host stack ", host_stack_parts(head["host_stack"], drivers.get(head["host"])))
     capacity = c.get("capacity") or {}

@@ -57,23 +57,6 @@ def image_problems(launches: Launches) -> List[str]:
     return out
 
 
-def registry_problems(launches: Launches, registry_of: Callable[[str], Any]) -> List[str]:
-    """Weights staged through the site (vllm_model_source: site) need the site registry every node fetches from."""
-    out = []
-    for name, (summary, hosts) in _clusters(launches).items():
-        model = summary.get("model") or {}
-        if model.get("source") != "site":
-            continue
-        if not registry_of(hosts[0]):
-            out.append(str(ClusterError(
-                "vllm_model_registry", registry_of(hosts[0]), "cluster %s (%s)" % (name, shown_hosts(hosts)),
-                "the weights are staged once per site (vllm_model_source: site) but no site registry is set, so "
-                "the model play would refuse it after drivers, image and fabric check",
-                "set vllm_model_registry (or vllm_image_mirror) to the site registry's host:port, or "
-                "vllm_model_source: local or hub")))
-    return out
-
-
 def api_problems(launches: Launches, key_set: Callable[[str], bool], open_of: Callable[[str], Any]
                  ) -> Tuple[List[str], List[str]]:
     """(refusals, notes): a cluster without vllm_api_key serves an open OpenAI API on vllm_bind_host; refused
