@@ -8,6 +8,7 @@ wrong, appears in no line, accepted or refused.
 A fixed budget (INFEROPS_FUZZ_EXAMPLES, default 120) and a seed printed in pytest's header (INFEROPS_FUZZ_SEED
 replays a run)."""
 import ipaddress
+import json
 import os
 import shlex
 import tempfile
@@ -17,7 +18,8 @@ import yaml
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from ansible_collections.inferops.vllm.plugins.module_utils.controller import fleet, passthrough, plan_run, site_policy
+from ansible_collections.inferops.vllm.plugins.module_utils.controller import (
+    fleet, passthrough, plan_run, site_policy, site_services)
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import vllm_surface
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import OWNED_FLAGS
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.render import docker_run_command
@@ -85,6 +87,11 @@ def inventories(draw):
         "vllm_model_p2p": draw(st.booleans()),
         "vllm_model_registry": draw(mostly(st.just("10.0.0.5:5000"), st.just("ops:%s@10.0.0.5:5000" % MARKER))),
         "vllm_model": draw(mostly(st.just("inferops/tiny-k3"), st.sampled_from(["org/../../..", "https://hf.co/a/b"]))),
+        # the site services: a registry the site runs (or not), a store host, the tracker's address
+        "vllm_image_mirror": draw(st.sampled_from(["", "10.0.0.5:5000", "10.0.0.5:5001"])),
+        "vllm_image_mirror_deploy": draw(st.booleans()),
+        "vllm_model_store_host": draw(mostly(st.sampled_from(["", "n2", "reg"]), st.just("nowhere"))),
+        "vllm_model_p2p_address": draw(mostly(st.just(""), st.sampled_from(["10.0.0.9", "0.0.0.0", "224.0.0.1"]))),
     }
     address = draw(ADDRESSES)
     common = {"vllm_cluster": "c1", "vllm_profile": "cpu_lab", "vllm_gpu_model": "CPU", "vllm_fabric": "ethernet",
@@ -131,6 +138,28 @@ def assert_safe(out, extra):
                     or flag in allowed, flag
 
 
+def assert_services_safe(out, groups):
+    """What the roles apply as the plan handed it: the store and the registry's host are hosts of the inventory, the
+    swarm has a reachable tracker, each node pulls the digest its launch was compiled for, and the registry the
+    site runs is the one the nodes pull through."""
+    image, weights = out.services["image"], out.services["weights"]
+    assert weights.store_host in groups["all"] and weights.registry
+    if weights.p2p_nodes:
+        parsed = ipaddress.ip_address(weights.tracker_address)
+        assert not (parsed.is_unspecified or parsed.is_multicast), weights.tracker_address
+    for launch in out.launches.values():
+        pull = launch["cluster"]["pull"]
+        assert pull["pull_ref"].endswith("@" + launch["cluster"]["image"].rsplit("@", 1)[1])
+        assert pull["pull_ref"].startswith(image.mirror + "/" if image.mirror else launch["cluster"]["image"])
+        assert pull["mirror_host"] in groups["all"] or not image.mirror
+    if image.deploy:
+        assert image.mirror.endswith(":%d" % image.port) and image.host in groups["all"]
+        assert (image.host, image.port) in [(f.host, int(f.port)) for f in out.flows]
+    for name, service in out.services.items():
+        text = json.dumps(site_services.as_json(service))
+        assert json.loads(text) == site_services.as_json(service), name
+
+
 # plans fuzzed and plans accepted in this process: a fuzz whose every plan is refused proves nothing
 PLANS = {"fuzzed": 0, "accepted": 0}
 
@@ -140,7 +169,9 @@ PLANS = {"fuzzed": 0, "accepted": 0}
 @given(inventories())
 def test_an_accepted_plan_is_a_safe_plan(case):
     hostvars, extra = case
-    groups = {"all": ["n1", "n2"], "ungrouped": [], "vllm_clusters": ["n1", "n2"], "c1": ["n1", "n2"]}
+    hostvars = dict(hostvars, reg={"ansible_host": "10.0.0.5"})   # the site registry's host: no vllm_control_address
+    groups = {"all": ["n1", "n2", "reg"], "ungrouped": [], "vllm_clusters": ["n1", "n2"], "c1": ["n1", "n2"],
+              "vllm_registry_mirrors": ["reg"]}
     out = plan_run.run(DictReader(hostvars), ["n1", "n2"], groups)
     PLANS["fuzzed"] += 1
     PLANS["accepted"] += not out.refusals
@@ -150,6 +181,7 @@ def test_an_accepted_plan_is_a_safe_plan(case):
     if not out.refusals:
         assert MARKER not in repr(out.launches)
         assert_safe(out, extra)
+        assert_services_safe(out, groups)
 
 
 def test_the_fuzz_reached_accepted_plans():

@@ -224,6 +224,7 @@ def compile_weights(launches: Mapping[str, Mapping[str, Any]], setting: Setting,
             "vllm_model_store_host", store, "host %s" % first, "no host of the inventory has this name, so no task "
             "can run there", "name a host of the inventory (or of group %s), or leave it empty"
             % _text(setting(first, "vllm_model_store_group")))))
+        store = ""   # nothing more is read of a host the inventory lacks
     models: Dict[Tuple[str, str], Dict[str, Any]] = {}
     for name in staged:
         model = clusters[name]["model"]
