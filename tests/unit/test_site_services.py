@@ -168,3 +168,11 @@ def test_the_plan_shows_one_block_per_service_and_writes_one_file_each(tmp_path)
     plan_output.write(str(tmp_path), out.launches, {}, False, services=out.services)
     assert sorted(p.name for p in tmp_path.glob("*.json")) == ["image.json", "prometheus.json", "weights.json"]
     assert site_services.as_json(out.services["weights"])["store_host"] == "c1-n1"
+
+
+def test_a_switch_given_as_text_on_the_command_line_is_read_as_the_role_reads_it():
+    """-e vllm_model_p2p=true is the text "true": the role's `| bool` turns the swarm on, so the plan must too."""
+    out, play = site(vllm_model_p2p="true")
+    assert out.services["weights"].p2p_nodes == play and out.services["weights"].tracker_address == "10.0.0.1"
+    out, _ = site(vllm_image_mirror="10.0.0.1:5000", vllm_image_mirror_deploy="yes")
+    assert out.services["image"].deploy is True

@@ -31,6 +31,11 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def _on(value: Any, unset: bool = False) -> bool:
+    """A bool as the role reads it (`| bool`, the argument spec): "true" from -e too; `unset` where it has no value."""
+    return boolean(value, strict=False) if value is not None else unset
+
+
 def _literal(value: Any) -> bool:
     """A value the plan can use as it is: set, and not a template the role resolves on its host."""
     return isinstance(value, str) and bool(value) and "{{" not in value
@@ -93,7 +98,7 @@ def compile_image(launches: Mapping[str, Mapping[str, Any]], setting: Setting,
             % ", ".join("%s: %s" % (name, value or "none") for name, value in sorted(mirrors.items())),
             "set one vllm_image_mirror for every host of the site (group_vars/all), or none")))
     host = mirror_host(setting, groups, first) if mirror else ""
-    deploy = bool(mirror) and setting(first, "vllm_image_mirror_deploy") is True
+    deploy = bool(mirror) and _on(setting(first, "vllm_image_mirror_deploy"))
     port = setting(host or first, "vllm_image_mirror_port")
     port = int(port) if deploy and isinstance(port, int) and not isinstance(port, bool) else None
     if port is not None and not mirror.endswith(":%d" % port):
@@ -122,7 +127,7 @@ def exporter_images(launches: Mapping[str, Mapping[str, Any]], setting: Setting,
     found: Dict[str, List[str]] = {}
     for host, launch in launches.items():
         vendor = str(launch["cluster"].get("vendor") or "")
-        if vendor not in gpu_exporter.IMAGE_VARIABLE or not boolean(setting(host, "vllm_exporters_gpu"), strict=False):
+        if vendor not in gpu_exporter.IMAGE_VARIABLE or not _on(setting(host, "vllm_exporters_gpu"), True):
             continue
         try:
             out[host] = dict(gpu_exporter.image_plan(
@@ -233,7 +238,7 @@ def compile_weights(launches: Mapping[str, Mapping[str, Any]], setting: Setting,
             "manifest_digest": model.get("manifest_digest") or "", "clusters": []})
         entry["clusters"].append(name)
     swarm = [host for host, launch in launches.items()
-             if sources[launch["cluster"]["name"]] in ("site", "local") and setting(host, "vllm_model_p2p") is True]
+             if sources[launch["cluster"]["name"]] in ("site", "local") and _on(setting(host, "vllm_model_p2p"))]
     where, port = "", None
     if swarm and store:
         where = _text(setting(swarm[0], "vllm_model_p2p_address") or address(store))
