@@ -1,0 +1,139 @@
+"""A node's hardware health from the vendors' tool output (node/gpu_health.py): healthy, each fault, and output that
+is truncated or not the tool's, which is one HealthReadError naming the tool. Fixtures: fixtures/gpu_health/README.md."""
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.inferops.vllm.plugins.module_utils.node import gpu_health
+
+FIX = Path(__file__).parent / "fixtures/gpu_health"
+
+
+def read(name):
+    return (FIX / name).read_text()
+
+
+def lines(findings):
+    return [finding.line() for finding in findings]
+
+
+# --- nvidia-smi -q -x ---------------------------------------------------------------------------------------------
+
+def test_a_healthy_h100_node_has_no_finding():
+    gpus = gpu_health.nvidia_gpus(read("nvidia-smi-q-x-h100-healthy.xml"))
+    assert [(g["index"], g["model"], g["pcie_width"], g["pcie_max_width"]) for g in gpus] == [
+        (0, "NVIDIA H100 80GB HBM3", 16, 16), (1, "NVIDIA H100 80GB HBM3", 16, 16)]
+    assert gpu_health.nvidia_findings(gpus) == []
+
+
+def test_each_fault_of_a_gpu_is_one_finding_with_its_fix():
+    gpus = gpu_health.nvidia_gpus(read("nvidia-smi-q-x-h100-faults.xml"))
+    found = gpu_health.nvidia_findings(gpus)
+    assert all(f.where == "GPU 1 (00000000:2A:00.0)" and f.fences for f in found)
+    text = "\n".join(lines(found))
+    for said in ("2 uncorrectable ECC errors since the driver loaded", "a memory row remap is pending",
+                 "the driver asks for a reset", "its PCIe link trained at x8 of x16",
+                 "its clocks are held down by a hardware slowdown"):
+        assert said in text
+    assert all(". Fix: " in line for line in lines(found))
+
+
+def test_a_degraded_mnnvl_fabric_fences_the_gpu():
+    gpus = gpu_health.nvidia_gpus(read("nvidia-smi-q-x-gb300-fabric-degraded.xml"))
+    assert gpus[0]["fabric"] == {"state": "Completed", "status": "Success", "bandwidth": "Degraded",
+                                 "route_unhealthy": False}
+    (found,) = gpu_health.nvidia_findings(gpus)
+    assert "NVLink fabric is degraded (bandwidth Degraded)" in found.what and found.fences
+
+
+def test_a_fabric_not_yet_up_is_its_own_finding():
+    text = read("nvidia-smi-q-x-gb300-fabric-degraded.xml").replace("<state>Completed</state>",
+                                                                    "<state>In Progress</state>")
+    (found,) = gpu_health.nvidia_findings(gpu_health.nvidia_gpus(text))
+    assert "NVLink fabric is In Progress (Success)" in found.what and "IMEX" in found.fix
+
+
+def test_lifetime_errors_alone_are_a_warning():
+    text = read("nvidia-smi-q-x-h100-healthy.xml").replace(
+        "<aggregate>\n\t\t\t\t<sram_correctable>0</sram_correctable>\n\t\t\t\t<sram_uncorrectable_parity>0",
+        "<aggregate>\n\t\t\t\t<sram_correctable>0</sram_correctable>\n\t\t\t\t<sram_uncorrectable_parity>3", 1)
+    found = gpu_health.nvidia_findings(gpu_health.nvidia_gpus(text))
+    assert [(f.what, f.fences) for f in found] == [
+        ("3 uncorrectable ECC errors in its lifetime (none since the driver loaded)", False)]
+
+
+def test_an_older_driver_s_throttle_reasons_are_read_too():
+    text = read("nvidia-smi-q-x-h100-faults.xml").replace("clocks_event_reason", "clocks_throttle_reason")
+    gpus = gpu_health.nvidia_gpus(text)
+    assert gpus[1]["slowdowns"] == ["hw_slowdown"]
+
+
+@pytest.mark.parametrize("text, said", [
+    ("", "not whole XML"),
+    ("<nvidia_smi_log><gpu id='0'><uuid>GPU-1", "not whole XML"),
+    ("<html><body>502</body></html>", "not <nvidia_smi_log>"),
+    ("<nvidia_smi_log><driver_version>580.95</driver_version></nvidia_smi_log>", "lists no GPU"),
+])
+def test_output_that_is_not_the_tool_s_is_one_clear_error(text, said):
+    with pytest.raises(gpu_health.HealthReadError, match="^nvidia-smi -q -x: .*%s" % said) as caught:
+        gpu_health.nvidia_gpus(text)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_truncated_real_output_is_refused():
+    text = read("nvidia-smi-q-x-h100-healthy.xml")
+    with pytest.raises(gpu_health.HealthReadError):
+        gpu_health.nvidia_gpus(text[: len(text) // 2])
+
+
+# --- Xid, NVLink, ibstat ------------------------------------------------------------------------------------------
+
+def test_the_kernel_log_s_xids_in_every_form():
+    events = gpu_health.xid_events(read("dmesg-xid.txt"))
+    assert {(e["bus"], e["xid"]) for e in events} == {
+        ("0000:2a:00", 63), ("0000:2a:00", 48), ("0000:2a:00", 94), ("0000:2a:00", 13), ("0000:18:00", 79),
+        ("0000:18:00", 119)}
+    found = gpu_health.xid_findings(events)
+    text = "\n".join(lines(found))
+    assert "the GPU at PCI 0000:18:00: Xid 79 since boot (3 times): the GPU fell off the bus" in text
+    assert "Xid 13" not in text   # an application's fault says nothing of the hardware
+    assert gpu_health.xid_findings(gpu_health.xid_events("[ 1.0] usb 1-1: new device\n")) == []
+
+
+def test_an_inactive_nvlink_fences_its_gpu():
+    links = gpu_health.nvlink_links(read("nvidia-smi-nvlink-s.txt"))
+    assert (len(links[0]["active"]), links[1]["inactive"]) == (18, [7])
+    (found,) = gpu_health.nvlink_findings(links)
+    assert found.where == "GPU 1" and "NVLink 7 inactive (17 of 18 links up)" in found.what
+
+
+def test_a_gpu_with_fewer_links_than_its_peers_is_found():
+    text = "\n".join(line for line in read("nvidia-smi-nvlink-s.txt").splitlines() if "<inactive>" not in line)
+    (found,) = gpu_health.nvlink_findings(gpu_health.nvlink_links(text))
+    assert "17 NVLinks up, its peers on this node have 18" in found.what
+
+
+def test_nvlink_output_it_cannot_read_is_one_error():
+    with pytest.raises(gpu_health.HealthReadError, match="^nvidia-smi nvlink -s: a line it cannot read"):
+        gpu_health.nvlink_links("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
+
+
+def test_a_slow_rail_and_a_down_port_are_found():
+    ports = gpu_health.ib_ports(read("ibstat.txt"))
+    assert [(p["ca"], p["state"], p["rate"]) for p in ports] == [("mlx5_0", "Active", 400), ("mlx5_1", "Active", 200)]
+    (slow,) = gpu_health.ib_findings(ports)
+    assert slow.where == "mlx5_1 port 1" and "200 Gb/s, the node's other ports at 400" in slow.what
+    (down,) = gpu_health.ib_findings(gpu_health.ib_ports(read("ibstat-port-down.txt")))
+    assert down.where == "mlx5_1 port 1" and down.what.startswith("the port is Down")
+
+
+def test_only_the_planned_hcas_are_judged_and_a_missing_one_is_named():
+    ports = gpu_health.ib_ports(read("ibstat.txt"))
+    assert gpu_health.ib_findings(ports, ["mlx5_0"]) == []
+    (missing,) = gpu_health.ib_findings(ports, ["mlx5_0", "mlx5_4"])
+    assert missing.where == "mlx5_4" and "vllm_ib_hcas" in missing.what
+
+
+def test_ibstat_without_a_port_is_one_error():
+    with pytest.raises(gpu_health.HealthReadError, match="^ibstat: it lists no HCA port"):
+        gpu_health.ib_ports("ibstat: command not found")
