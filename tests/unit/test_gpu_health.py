@@ -137,3 +137,26 @@ def test_only_the_planned_hcas_are_judged_and_a_missing_one_is_named():
 def test_ibstat_without_a_port_is_one_error():
     with pytest.raises(gpu_health.HealthReadError, match="^ibstat: it lists no HCA port"):
         gpu_health.ib_ports("ibstat: command not found")
+
+
+# --- the harness's stand-in nvidia-smi speaks the same format (what Molecule's simulated nodes will show) ----------
+
+def test_the_stand_in_shows_each_injected_fault_as_the_parser_reads_it(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from standin_tools import standin_tool
+    (tmp_path / "gpu.json").write_text(json.dumps({"vendor": "nvidia", "model": "GB300", "count": 2}))
+    tool = tmp_path / "nvidia-smi"
+    tool.write_text(standin_tool("nvidia-smi", tmp_path / "gpu.json").replace(
+        "/etc/inferops-standin/faults.json", str(tmp_path / "faults.json")))
+
+    def smi(*args):
+        return subprocess.run([sys.executable, str(tool), *args], capture_output=True, text=True, check=True).stdout
+    assert gpu_health.nvidia_findings(gpu_health.nvidia_gpus(smi("-q", "-x"))) == []
+    assert gpu_health.nvlink_findings(gpu_health.nvlink_links(smi("nvlink", "-s"))) == []
+    (tmp_path / "faults.json").write_text(json.dumps({"1": ["ecc", "remap_pending", "pcie_x8", "hw_slowdown",
+                                                            "fabric_degraded", "nvlink_down"]}))
+    found = gpu_health.nvidia_findings(gpu_health.nvidia_gpus(smi("-q", "-x")))
+    found += gpu_health.nvlink_findings(gpu_health.nvlink_links(smi("nvlink", "-s")))
+    assert {f.where.split(" (")[0] for f in found} == {"GPU 1"} and len(found) == 7 and all(f.fences for f in found)
