@@ -35,8 +35,10 @@ class ActionModule(ReadAction):
         if expect is None or result.get("failed"):
             return result
         facts = (result.get("ansible_facts") or {}).get("gpu_facts") or {}
-        problems = preflight.node_problems(facts, str((task_vars or {}).get("inventory_hostname", "")),
-                                           expect["min_driver_branch"], expect["host_stack"], expect["require_rdma"])
+        host = str((task_vars or {}).get("inventory_hostname", ""))
+        problems = preflight.node_problems(facts, host, expect["min_driver_branch"], expect["host_stack"],
+                                           expect["require_rdma"])
+        result["warnings"] = list(result.get("warnings") or ()) + preflight.health_lines(facts, host)[1]
         if problems:
             result.update(failed=True, msg=" ".join(problems))
         return result

@@ -37,6 +37,26 @@ options:
       - The preflight role turns it on; a driver role reading the same facts again does not repeat it.
     type: bool
     default: false
+  health:
+    description:
+      - Also read an NVIDIA node's health (module_utils/node/gpu_health.py), read-only and each tool bounded in time
+        (O(health_timeout)), into C(health) - C(nvidia-smi -q -x) (ECC errors, pending or failed row remaps, a pending
+        page retirement, a reset the driver asks for, the PCIe link's width, hardware clock slowdowns, the MNNVL
+        fabric's state and health), C(nvidia-smi nvlink -s) (inactive links), the kernel log's Xid events since boot
+        (C(journalctl -k -b), else C(dmesg)) and, for O(hcas), C(ibstat) (a port down or slower than the others).
+      - With O(expect), a finding that fences fails the task naming the node, the part, what is wrong and the fix;
+        the others, and a source the node lacks, are warnings.
+    type: bool
+    default: false
+  health_timeout:
+    description: Seconds each health tool may run (under coreutils' C(timeout)); one that hangs is a finding that fences.
+    type: int
+    default: 60
+  hcas:
+    description: The HCAs whose ports O(health) judges (the launch's C(host_stack.hcas)); empty reads no C(ibstat).
+    type: list
+    elements: str
+    default: []
   expect:
     description:
       - What the node must have to serve, judged on the controller once the facts are read; the task fails naming every
@@ -85,7 +105,9 @@ ansible_facts:
           IMEX also C(domain_state) and C(nodes)), C(infiniband) (devices with ports and state),
           C(secure_boot) (true, false or null), C(kernel) and C(vendor_driver) (C(dgx_release), the parsed
           C(/etc/dgx-release) or null; C(run_installer), true when C(/usr/bin/nvidia-uninstall) exists; C(packages),
-          the distribution's NVIDIA driver packages installed, each C(name) and C(version)).
+          the distribution's NVIDIA driver packages installed, each C(name) and C(version)), C(health) (with
+          O(health) on an NVIDIA node, else null; C(findings), each C(where), C(what), C(fix) and C(fences), and
+          C(not_read), the sources the node lacks).
       type: dict
       returned: always
       sample: {vendor: nvidia, model: H200, models: [H200], count: 8, memory_mib: 143771, driver_version: 580.105.08,

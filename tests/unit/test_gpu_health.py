@@ -160,3 +160,51 @@ def test_the_stand_in_shows_each_injected_fault_as_the_parser_reads_it(tmp_path)
     found = gpu_health.nvidia_findings(gpu_health.nvidia_gpus(smi("-q", "-x")))
     found += gpu_health.nvlink_findings(gpu_health.nvlink_links(smi("nvlink", "-s")))
     assert {f.where.split(" (")[0] for f in found} == {"GPU 1"} and len(found) == 7 and all(f.fences for f in found)
+
+
+# --- the real gpu_facts module and action on this machine, with the stand-in on PATH ------------------------------
+
+def run_module(tmp_path, faults=None, smi_prefix="", **args):
+    """`ansible localhost -m inferops.vllm.gpu_facts` with health and expect, the stand-in nvidia-smi first on PATH
+    (8 x H200, `faults` injected); smi_prefix: shell run before it (a hang)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from standin_tools import standin_tool
+    root = Path(__file__).parents[2]
+    (tmp_path / "gpu.json").write_text(json.dumps({"vendor": "nvidia", "model": "H200", "count": 8}))
+    (tmp_path / "faults.json").write_text(json.dumps(faults or {}))
+    (tmp_path / "smi.py").write_text(standin_tool("nvidia-smi", tmp_path / "gpu.json").replace(
+        "/etc/inferops-standin/faults.json", str(tmp_path / "faults.json")))
+    tool = tmp_path / "nvidia-smi"
+    tool.write_text("#!/bin/sh\n%s\nexec %s %s \"$@\"\n" % (smi_prefix, sys.executable, tmp_path / "smi.py"))
+    tool.chmod(0o755)
+    env = dict(os.environ, PATH="%s:%s" % (tmp_path, os.environ["PATH"]), ANSIBLE_CONFIG=str(root / "ansible.cfg"),
+               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    module_args = json.dumps(dict({"health": True, "expect": {"min_driver_branch": 580}}, **args))
+    return subprocess.run([str(Path(sys.executable).parent / "ansible"), "localhost", "-c", "local",
+                           "-e", "ansible_python_interpreter=%s" % sys.executable, "-m", "inferops.vllm.gpu_facts",
+                           "-a", module_args], cwd=root, env=env, capture_output=True, text=True, check=False)
+
+
+def test_a_healthy_node_passes_its_health_read(tmp_path):
+    result = run_module(tmp_path)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "must not serve" not in result.stdout
+
+
+def test_a_node_with_a_pending_row_remap_is_fenced_naming_the_gpu_and_the_fix(tmp_path):
+    result = run_module(tmp_path, faults={"3": ["remap_pending"], "5": ["nvlink_down"]})
+    assert result.returncode != 0
+    out = result.stdout
+    assert "localhost must not serve: GPU 3 (00000000:48:00.0): a memory row remap is pending. Fix: reset the GPU" in out
+    assert "GPU 5: NVLink 0 inactive (17 of 18 links up)" in out
+    assert "Traceback" not in out + result.stderr
+
+
+def test_a_hung_nvidia_smi_is_bounded_and_fences_the_node(tmp_path):
+    # -q -x never answers (a GPU that fell off the bus); the other calls answer
+    result = run_module(tmp_path, smi_prefix='[ "$1" = "-q" ] && sleep 60', health_timeout=2)
+    assert result.returncode != 0
+    assert "nvidia-smi -q -x: timed out after 2 s" in result.stdout

@@ -8,7 +8,7 @@ No Ansible imports."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.rules import FABRICS
 from ansible_collections.inferops.vllm.plugins.module_utils.node.vendor_driver import node_evidence
@@ -57,6 +57,18 @@ def rdma_problem(facts: Dict[str, Any], host: str, expected: Dict[str, Any]) -> 
             % (expected["fabric"], host, seen, "; missing vllm_ib_hcas " + ", ".join(missing) if missing else ""))
 
 
+def health_lines(facts: Dict[str, Any], host: str) -> Tuple[List[str], List[str]]:
+    """(what fences the node, what only warns) from its health read (gpu_facts' `health`, node/gpu_health.py): one
+    line each, naming the node, the part, what is wrong and the fix. The node is fenced: it joins no cluster."""
+    read = facts.get("health") or {}
+    fences = ["%s must not serve: %s: %s. Fix: %s" % (host, f["where"], f["what"], f["fix"])
+              for f in read.get("findings") or () if f["fences"]]
+    warns = ["%s: %s: %s. Fix: %s" % (host, f["where"], f["what"], f["fix"])
+             for f in read.get("findings") or () if not f["fences"]]
+    warns += ["%s: not read: %s" % (host, what) for what in read.get("not_read") or ()]
+    return fences, warns
+
+
 def node_problems(facts: Dict[str, Any], host: str, min_driver_branch: int,
                   expected: Optional[Dict[str, Any]] = None, require_rdma: bool = True) -> List[str]:
     """What stops this node from serving as the inventory describes it; empty when nothing does.
@@ -67,4 +79,4 @@ def node_problems(facts: Dict[str, Any], host: str, min_driver_branch: int,
         problems.append(gpu_problem(facts, host, expected))
         if require_rdma:
             problems.append(rdma_problem(facts, host, expected))
-    return [p for p in problems if p]
+    return [p for p in problems if p] + health_lines(facts, host)[0]

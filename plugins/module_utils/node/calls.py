@@ -24,6 +24,9 @@ SPECS: Dict[str, dict] = {
         "sysfs_root": {"type": "path", "default": "/sys"},
         "memory_usage": {"type": "bool", "default": False},
         "warn_secure_boot": {"type": "bool", "default": False},
+        "health": {"type": "bool", "default": False},
+        "hcas": _LIST,
+        "health_timeout": {"type": "int", "default": 60},
         # consumed by the action plugin, which judges the facts against it
         "expect": {"type": "dict"},
     },
@@ -56,7 +59,8 @@ class Refused(Exception):
 
 def gpu_facts(params: dict, run: Runner, which: Which) -> dict:
     facts, warnings = gpu_read.read(run, which, params["sysfs_root"], params["memory_usage"],
-                                    params["warn_secure_boot"])
+                                    params["warn_secure_boot"], params["health"], params["hcas"],
+                                    params["health_timeout"])
     return {"changed": False, "ansible_facts": {"gpu_facts": facts}, "warnings": warnings}
 
 

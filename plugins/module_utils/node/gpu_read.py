@@ -12,6 +12,7 @@ import platform
 from typing import Callable, List, Optional, Tuple
 
 from ansible_collections.inferops.vllm.plugins.module_utils.node import gpu_facts as parse
+from ansible_collections.inferops.vllm.plugins.module_utils.node import gpu_health
 from ansible_collections.inferops.vllm.plugins.module_utils.node import node_state
 from ansible_collections.inferops.vllm.plugins.module_utils.node import vendor_driver as vendor
 
@@ -80,9 +81,76 @@ def vendor_driver(run: Runner, which: Which) -> dict:
     return out
 
 
+# Each health tool's bound, in seconds: nvidia-smi can hang on a GPU that fell off the bus
+HEALTH_TIMEOUT = 60
+
+
+def bounded(which: Which, argv: List[str], seconds: int = HEALTH_TIMEOUT) -> List[str]:
+    """argv under coreutils' timeout (it exits 124 at the bound), where the node has it."""
+    timeout = which("timeout")
+    return [timeout, "-k", "5", str(seconds)] + argv if timeout else argv
+
+
+def _tool_finding(tool: str, rc: int, err: str, seconds: int) -> gpu_health.Finding:
+    why = "timed out after %d s" % seconds if rc in (124, 137) else "failed (rc %d: %s)" % (
+        rc, (err.strip().splitlines() or ["no message"])[-1][:160])
+    return gpu_health.Finding(tool, why, "run it on the node by hand: a GPU the driver cannot query must not serve; "
+                              "reset the GPU or reboot the node", True)
+
+
+def health(run: Runner, which: Which, hcas: List[str], seconds: int = HEALTH_TIMEOUT) -> dict:
+    """An NVIDIA node's health (node/gpu_health.py): {"findings": [...], "not_read": [...]}. A tool that fails or
+    hangs on a GPU is itself a finding that fences; a source the node lacks (no kernel log access, no ibstat) is only
+    named under not_read."""
+    smi = which("nvidia-smi")
+    findings: List[gpu_health.Finding] = []
+    not_read: List[str] = []
+    for argv, parse_, judge in (([smi, "-q", "-x"], gpu_health.nvidia_gpus, gpu_health.nvidia_findings),
+                                ([smi, "nvlink", "-s"], gpu_health.nvlink_links, gpu_health.nvlink_findings)):
+        rc, out, err = run(bounded(which, argv, seconds))
+        tool = " ".join(["nvidia-smi"] + argv[1:])
+        if rc != 0:
+            if argv[1] == "nvlink" and rc not in (124, 137):
+                continue   # a GPU without NVLink (PCIe cards): nothing to judge
+            findings.append(_tool_finding(tool, rc, err, seconds))
+            continue
+        if argv[1] == "nvlink" and not out.strip():
+            continue
+        try:
+            findings += judge(parse_(out))
+        except gpu_health.HealthReadError as exc:
+            findings.append(gpu_health.Finding(tool, str(exc).split(": ", 1)[1], "reset the GPU or reboot the node",
+                                               True))
+    journal, dmesg = which("journalctl"), which("dmesg")
+    log = None
+    for argv in ([journal, "-k", "-b", "--no-pager", "-o", "short-iso"] if journal else None,
+                 [dmesg] if dmesg else None):
+        if argv and log is None:
+            rc, out, _err = run(bounded(which, argv, seconds))
+            log = out if rc == 0 else None
+    if log is None:
+        not_read.append("the kernel log's Xid events (journalctl -k and dmesg gave nothing: run as root)")
+    else:
+        findings += gpu_health.xid_findings(gpu_health.xid_events(log))
+    if hcas:
+        ibstat = which("ibstat")
+        if not ibstat:
+            not_read.append("each HCA port's state and rate (ibstat is not installed: infiniband-diags)")
+        else:
+            rc, out, err = run(bounded(which, [ibstat], seconds))
+            try:
+                findings += gpu_health.ib_findings(gpu_health.ib_ports(out), hcas) if rc == 0 else \
+                    [_tool_finding("ibstat", rc, err, seconds)]
+            except gpu_health.HealthReadError as exc:
+                findings.append(gpu_health.Finding("ibstat", str(exc).split(": ", 1)[1], "check the HCA driver", True))
+    return {"findings": gpu_health.as_dicts(findings), "not_read": not_read}
+
+
 def read(run: Runner, which: Which, sysfs_root: str = "/sys", memory_usage: bool = False,
-         warn_secure_boot: bool = False) -> Tuple[dict, List[str]]:
-    """The gpu_facts fact and the warnings to show (Secure Boot on, with warn_secure_boot)."""
+         warn_secure_boot: bool = False, read_health: bool = False, hcas: Optional[List[str]] = None,
+         health_timeout: int = HEALTH_TIMEOUT) -> Tuple[dict, List[str]]:
+    """The gpu_facts fact and the warnings to show (Secure Boot on, with warn_secure_boot); with read_health, an
+    NVIDIA node's health under `health` (None elsewhere)."""
     facts = {"vendor": None, "model": None, "models": [], "count": 0, "memory_mib": None, "gpus": [],
              "memory_used_mib": None, "memory_total_mib": None,
              "driver_version": None, "cuda_version": None, "rocm_version": None, "driver_error": None,
@@ -91,6 +159,8 @@ def read(run: Runner, which: Which, sysfs_root: str = "/sys", memory_usage: bool
     if facts["vendor"] is None:
         amd(run, which, facts)
     facts["driver_branch"] = parse.driver_branch(facts["driver_version"]) if facts["vendor"] == "nvidia" else None
+    facts["health"] = health(run, which, list(hcas or ()), health_timeout) \
+        if read_health and facts["vendor"] == "nvidia" else None
     try:
         with open("/sys/module/nvidia/version", encoding="utf-8") as fh:
             facts["loaded_module_version"] = fh.read().strip()
