@@ -67,30 +67,30 @@ def test_the_store_stays_on_its_host_in_a_limited_run():
 
 
 def test_a_store_group_or_a_named_store_host_is_used():
-    out, _ = site(extra_hosts={"reg": {"ansible_host": "10.0.9.1", "vllm_control_address": "10.0.9.1"}},
+    out, _play = site(extra_hosts={"reg": {"ansible_host": "10.0.9.1", "vllm_control_address": "10.0.9.1"}},
                   groups_extra={"vllm_registry_mirrors": ["reg"]})
     assert out.services["weights"].store_host == "reg"
-    out, _ = site(extra_hosts={"reg": {"ansible_host": "10.0.9.1"}}, vllm_model_store_host="reg")
+    out, _play = site(extra_hosts={"reg": {"ansible_host": "10.0.9.1"}}, vllm_model_store_host="reg")
     assert out.services["weights"].store_host == "reg"
 
 
 def test_a_store_host_the_inventory_lacks_is_refused():
-    out, _ = site(vllm_model_store_host="nowhere")
+    out, _play = site(vllm_model_store_host="nowhere")
     refused(out, "vllm_model_store_host='nowhere'", "no host of the inventory", "Fix:")
 
 
 def test_staged_weights_need_a_registry():
-    out, _ = site(vllm_model_registry="")
+    out, _play = site(vllm_model_registry="")
     refused(out, "vllm_model_registry=''", "cluster c1", "no site registry is set")
 
 
 def test_clusters_staging_through_different_registries_are_refused():
-    out, _ = site(clusters=("c1", "c2"), per_cluster={"c2": {"vllm_model_registry": "10.0.0.6:5000"}})
+    out, _play = site(clusters=("c1", "c2"), per_cluster={"c2": {"vllm_model_registry": "10.0.0.6:5000"}})
     refused(out, "vllm_model_registry=", "different registries", "c1: " + STORE, "c2: 10.0.0.6:5000")
 
 
 def test_hub_weights_need_no_store():
-    out, _ = site(vllm_model_source="hub", vllm_model_registry="")
+    out, _play = site(vllm_model_source="hub", vllm_model_registry="")
     assert out.refusals == []
     weights = out.services["weights"]
     assert (weights.store_host, weights.models, weights.sources) == ("", [], {"c1": "hub"})
@@ -101,12 +101,12 @@ def test_the_swarm_s_tracker_is_on_the_store_host_s_address():
     weights = out.services["weights"]
     assert (weights.tracker_address, weights.tracker_port, weights.p2p_nodes) == ("10.0.0.1", 6969, play)
     assert plan_run.shares(out, play)["c1-n2"]["weights"]["tracker_address"] == "10.0.0.1"
-    out, _ = site(vllm_model_p2p=True, vllm_model_p2p_address="10.0.0.2")
+    out, _play = site(vllm_model_p2p=True, vllm_model_p2p_address="10.0.0.2")
     assert out.services["weights"].tracker_address == "10.0.0.2"
 
 
 def test_the_swarm_without_an_address_for_its_tracker_is_refused_before_any_host():
-    out, _ = site(vllm_model_p2p=True, extra_hosts={"reg": {"ansible_host": "10.0.9.1"}},
+    out, _play = site(vllm_model_p2p=True, extra_hosts={"reg": {"ansible_host": "10.0.9.1"}},
                   groups_extra={"vllm_registry_mirrors": ["reg"]})
     refused(out, "vllm_model_p2p_address=''", "store host reg has no address", "Fix: set vllm_model_p2p_address")
 
@@ -114,14 +114,14 @@ def test_the_swarm_without_an_address_for_its_tracker_is_refused_before_any_host
 # --- the image ------------------------------------------------------------------------------------------------------
 
 def test_without_a_mirror_each_node_pulls_the_image_itself():
-    out, _ = site()
+    out, _play = site()
     image = out.services["image"]
     assert (image.mirror, image.host, image.deploy, image.port) == ("", "", False, None)
     assert image.pulls == {"c1": {"image": IMAGE, "pull_ref": IMAGE, "nodes": ["c1-n1", "c1-n2"]}}
 
 
 def test_a_mirror_the_site_runs_is_on_its_group_s_first_host_and_in_the_flows():
-    out, _ = site(vllm_image_mirror="10.0.9.1:5000", vllm_image_mirror_deploy=True,
+    out, _play = site(vllm_image_mirror="10.0.9.1:5000", vllm_image_mirror_deploy=True,
                   extra_hosts={"reg": {"ansible_host": "10.0.9.1", "vllm_control_address": "10.0.9.1"}},
                   groups_extra={"vllm_registry_mirrors": ["reg"]})
     assert out.refusals == []
@@ -135,20 +135,20 @@ def test_a_mirror_the_site_runs_is_on_its_group_s_first_host_and_in_the_flows():
 
 
 def test_a_mirror_on_another_port_than_the_registry_it_runs_is_refused():
-    out, _ = site(vllm_image_mirror="10.0.9.1:5001", vllm_image_mirror_deploy=True,
+    out, _play = site(vllm_image_mirror="10.0.9.1:5001", vllm_image_mirror_deploy=True,
                   extra_hosts={"reg": {"ansible_host": "10.0.9.1"}}, groups_extra={"vllm_registry_mirrors": ["reg"]})
     refused(out, "vllm_image_mirror='10.0.9.1:5001'", "listens on port 5000", "Fix:")
 
 
 def test_clusters_pulling_through_different_mirrors_are_refused():
-    out, _ = site(clusters=("c1", "c2"), per_cluster={"c1": {"vllm_image_mirror": "10.0.9.1:5000"}})
+    out, _play = site(clusters=("c1", "c2"), per_cluster={"c1": {"vllm_image_mirror": "10.0.9.1:5000"}})
     refused(out, "vllm_image_mirror=", "different site registries", "c2: none")
 
 
 # --- Prometheus and the plan's blocks -----------------------------------------------------------------------------
 
 def test_prometheus_and_its_targets_are_compiled():
-    out, _ = site(extra_hosts={"prom": {"ansible_host": "10.0.9.2", "vllm_control_address": "10.0.9.2"}},
+    out, _play = site(extra_hosts={"prom": {"ansible_host": "10.0.9.2", "vllm_control_address": "10.0.9.2"}},
                   groups_extra={"vllm_prometheus": ["prom"]})
     assert out.refusals == []
     prometheus = out.services["prometheus"]
@@ -159,7 +159,7 @@ def test_prometheus_and_its_targets_are_compiled():
 
 
 def test_the_plan_shows_one_block_per_service_and_writes_one_file_each(tmp_path):
-    out, _ = site(vllm_model_p2p=True)
+    out, _play = site(vllm_model_p2p=True)
     shown = "\n".join(plan_output.show_lines(out.launches, out.read, out.role_values, "", out.flows, out.hosts,
                                              out.routers, out.services))
     for block in ("== image:", "== weights:", "== prometheus:"):
@@ -174,5 +174,5 @@ def test_a_switch_given_as_text_on_the_command_line_is_read_as_the_role_reads_it
     """-e vllm_model_p2p=true is the text "true": the role's `| bool` turns the swarm on, so the plan must too."""
     out, play = site(vllm_model_p2p="true")
     assert out.services["weights"].p2p_nodes == play and out.services["weights"].tracker_address == "10.0.0.1"
-    out, _ = site(vllm_image_mirror="10.0.0.1:5000", vllm_image_mirror_deploy="yes")
+    out, _play = site(vllm_image_mirror="10.0.0.1:5000", vllm_image_mirror_deploy="yes")
     assert out.services["image"].deploy is True
