@@ -68,7 +68,7 @@ def test_the_store_stays_on_its_host_in_a_limited_run():
 
 def test_a_store_group_or_a_named_store_host_is_used():
     out, _play = site(extra_hosts={"reg": {"ansible_host": "10.0.9.1", "vllm_control_address": "10.0.9.1"}},
-                  groups_extra={"vllm_registry_mirrors": ["reg"]})
+                      groups_extra={"vllm_registry_mirrors": ["reg"]})
     assert out.services["weights"].store_host == "reg"
     out, _play = site(extra_hosts={"reg": {"ansible_host": "10.0.9.1"}}, vllm_model_store_host="reg")
     assert out.services["weights"].store_host == "reg"
@@ -107,7 +107,7 @@ def test_the_swarm_s_tracker_is_on_the_store_host_s_address():
 
 def test_the_swarm_without_an_address_for_its_tracker_is_refused_before_any_host():
     out, _play = site(vllm_model_p2p=True, extra_hosts={"reg": {"ansible_host": "10.0.9.1"}},
-                  groups_extra={"vllm_registry_mirrors": ["reg"]})
+                      groups_extra={"vllm_registry_mirrors": ["reg"]})
     refused(out, "vllm_model_p2p_address=''", "store host reg has no address", "Fix: set vllm_model_p2p_address")
 
 
@@ -122,8 +122,8 @@ def test_without_a_mirror_each_node_pulls_the_image_itself():
 
 def test_a_mirror_the_site_runs_is_on_its_group_s_first_host_and_in_the_flows():
     out, _play = site(vllm_image_mirror="10.0.9.1:5000", vllm_image_mirror_deploy=True,
-                  extra_hosts={"reg": {"ansible_host": "10.0.9.1", "vllm_control_address": "10.0.9.1"}},
-                  groups_extra={"vllm_registry_mirrors": ["reg"]})
+                      extra_hosts={"reg": {"ansible_host": "10.0.9.1", "vllm_control_address": "10.0.9.1"}},
+                      groups_extra={"vllm_registry_mirrors": ["reg"]})
     assert out.refusals == []
     image = out.services["image"]
     assert (image.mirror, image.mode, image.host, image.deploy) == ("10.0.9.1:5000", "copy", "reg", True)
@@ -136,7 +136,7 @@ def test_a_mirror_the_site_runs_is_on_its_group_s_first_host_and_in_the_flows():
 
 def test_a_mirror_on_another_port_than_the_registry_it_runs_is_refused():
     out, _play = site(vllm_image_mirror="10.0.9.1:5001", vllm_image_mirror_deploy=True,
-                  extra_hosts={"reg": {"ansible_host": "10.0.9.1"}}, groups_extra={"vllm_registry_mirrors": ["reg"]})
+                      extra_hosts={"reg": {"ansible_host": "10.0.9.1"}}, groups_extra={"vllm_registry_mirrors": ["reg"]})
     refused(out, "vllm_image_mirror='10.0.9.1:5001'", "listens on port 5000", "Fix:")
 
 
@@ -149,7 +149,7 @@ def test_clusters_pulling_through_different_mirrors_are_refused():
 
 def test_prometheus_and_its_targets_are_compiled():
     out, _play = site(extra_hosts={"prom": {"ansible_host": "10.0.9.2", "vllm_control_address": "10.0.9.2"}},
-                  groups_extra={"vllm_prometheus": ["prom"]})
+                      groups_extra={"vllm_prometheus": ["prom"]})
     assert out.refusals == []
     prometheus = out.services["prometheus"]
     assert prometheus["servers"] == {"prom": {"listen": "10.0.9.2:9090", "retention": "15d", "alertmanagers": []}}
