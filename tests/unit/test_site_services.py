@@ -3,6 +3,7 @@ the weights' store, registry and swarm, Prometheus and its targets. What their r
 host is decided or refused here, before any host, and handed to the roles as it is."""
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import plan_output, plan_run, site_services
 from test_plan_run import DictReader, IMAGE
+from test_site_policy import refused
 from clusters import REVISION
 
 STORE = "10.0.0.5:5000"
@@ -36,13 +37,6 @@ def inventory(clusters=("c1",), extra_hosts=None, groups_extra=None, per_cluster
     groups["all"] = list(hostvars)
     groups.update(groups_extra or {})
     return DictReader(hostvars), groups
-
-
-def refused(out, *words):
-    lines = [line for line in out.refusals if all(w in line for w in words)]
-    assert lines, out.refusals
-    assert all("\n" not in line for line in out.refusals)
-    return lines
 
 
 # --- the weights --------------------------------------------------------------------------------------------------

@@ -9,18 +9,17 @@ Each is one typed object. A value its role would refuse on a host after the driv
 place is one plan line here, naming the variable, the value and the fix. The plan writes each as <service>.json
 beside the launches, shows it as one block, and hands the roles its decisions: the launch's cluster.pull (the
 reference, the digest, the login URL, the mirror's host) and vllm_host_plan.weights (the store host, the registry, the
-tracker) and vllm_host_plan.exporter_image, which they apply without deciding them again. Of Ansible, only its
-bool reader, which the argument specs use."""
+tracker) and vllm_host_plan.exporter_image, which they apply without deciding them again. A switch is read as the
+role reads it (role_settings.flag: "true" from -e too). No Ansible imports here."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ansible.module_utils.parsing.convert_bool import boolean
-
 from ansible_collections.inferops.vllm.plugins.module_utils.controller import gpu_exporter
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.cluster import ClusterError
+from ansible_collections.inferops.vllm.plugins.module_utils.controller.role_settings import flag
 from ansible_collections.inferops.vllm.plugins.module_utils.controller.wrong_values import shown_hosts
 from ansible_collections.inferops.vllm.plugins.module_utils.node import image_ref, p2p
 
@@ -29,11 +28,6 @@ Setting = Callable[[str, str], Any]   # (host, variable): the host's value, else
 
 def _text(value: Any) -> str:
     return "" if value is None else str(value)
-
-
-def _on(value: Any, unset: bool = False) -> bool:
-    """A bool as the role reads it (`| bool`, the argument spec): "true" from -e too; `unset` where it has no value."""
-    return boolean(value, strict=False) if value is not None else unset
 
 
 def _literal(value: Any) -> bool:
@@ -98,7 +92,7 @@ def compile_image(launches: Mapping[str, Mapping[str, Any]], setting: Setting,
             % ", ".join("%s: %s" % (name, value or "none") for name, value in sorted(mirrors.items())),
             "set one vllm_image_mirror for every host of the site (group_vars/all), or none")))
     host = mirror_host(setting, groups, first) if mirror else ""
-    deploy = bool(mirror) and _on(setting(first, "vllm_image_mirror_deploy"))
+    deploy = bool(mirror) and flag(setting(first, "vllm_image_mirror_deploy"))
     port = setting(host or first, "vllm_image_mirror_port")
     port = int(port) if deploy and isinstance(port, int) and not isinstance(port, bool) else None
     if port is not None and not mirror.endswith(":%d" % port):
@@ -127,7 +121,8 @@ def exporter_images(launches: Mapping[str, Mapping[str, Any]], setting: Setting,
     found: Dict[str, List[str]] = {}
     for host, launch in launches.items():
         vendor = str(launch["cluster"].get("vendor") or "")
-        if vendor not in gpu_exporter.IMAGE_VARIABLE or not _on(setting(host, "vllm_exporters_gpu"), True):
+        gpu = setting(host, "vllm_exporters_gpu")
+        if vendor not in gpu_exporter.IMAGE_VARIABLE or (gpu is not None and not flag(gpu)):   # unset: on
             continue
         try:
             out[host] = dict(gpu_exporter.image_plan(
@@ -238,7 +233,7 @@ def compile_weights(launches: Mapping[str, Mapping[str, Any]], setting: Setting,
             "manifest_digest": model.get("manifest_digest") or "", "clusters": []})
         entry["clusters"].append(name)
     swarm = [host for host, launch in launches.items()
-             if sources[launch["cluster"]["name"]] in ("site", "local") and _on(setting(host, "vllm_model_p2p"))]
+             if sources[launch["cluster"]["name"]] in ("site", "local") and flag(setting(host, "vllm_model_p2p"))]
     where, port = "", None
     if swarm and store:
         where = _text(setting(swarm[0], "vllm_model_p2p_address") or address(store))
